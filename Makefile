@@ -1,0 +1,43 @@
+# The two commands a newcomer needs: `make demo` and `make test`. Both build everything from scratch.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-fast bench lint typecheck generate docs clean sysdeps
+
+$(STAMP): pyproject.toml setup.py $(wildcard aiokafka_lite/**/*.pyx)
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip setuptools wheel
+	$(PY) -m pip install -q -e '.[dev,speed,spark]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+sysdeps:
+	bash scripts/sysdeps.sh
+
+demo: $(STAMP)
+	$(PY) -m aiokafka_lite.demo
+
+test: $(STAMP) sysdeps
+	$(PY) -m pytest -q -p no:cacheprovider
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -x -m "not slow"
+
+bench: $(STAMP)
+	$(PY) bench/run_all.py
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy aiokafka_lite
+
+generate: $(STAMP)
+	$(PY) tools/gen_protocol.py ../shared/kafka-protocol
+
+docs: $(STAMP)
+	$(PY) tools/gen_config_docs.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,47 @@
+"""aiokafka_lite: an asyncio-native Apache Kafka client.
+
+The clients are imported lazily so that ``import aiokafka_lite`` stays cheap for the protocol and
+records layers (used on their own by the PySpark bridge's workers).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import errors
+from .structs import (
+    ConsumerRecord,
+    NewTopic,
+    OffsetAndMetadata,
+    RecordMetadata,
+    TopicPartition,
+)
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "Producer": ("aiokafka_lite.producer", "Producer"),
+    "Consumer": ("aiokafka_lite.consumer", "Consumer"),
+    "Admin": ("aiokafka_lite.admin", "Admin"),
+}
+
+__all__ = [
+    "Admin",
+    "Consumer",
+    "ConsumerRecord",
+    "NewTopic",
+    "OffsetAndMetadata",
+    "Producer",
+    "RecordMetadata",
+    "TopicPartition",
+    "errors",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        return getattr(importlib.import_module(module), attr)
+    raise AttributeError(f"module 'aiokafka_lite' has no attribute {name!r}")

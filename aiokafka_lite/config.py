@@ -1,0 +1,308 @@
+"""Settings: one declarative table per client, validated once, documented from the same table.
+
+Every client takes keyword arguments named after Kafka's settings with ``_`` for ``.`` and has
+``from_config(dict)`` for the dotted names. Validation happens here, at construction, so that a wrong
+value fails fast with a :class:`ConfigError` that names the setting instead of misbehaving later.
+``tools/gen_config_docs.py`` renders these tables into ``docs/configuration.md``.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ConfigError
+
+_MISSING: Any = object()
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting: its Python name, accepted types, default, bounds and a line of documentation."""
+
+    name: str
+    types: tuple[type, ...]
+    default: Any
+    doc: str
+    choices: tuple[Any, ...] | None = None
+    min: float | None = None
+    max: float | None = None
+    nullable: bool = False
+    convert: Callable[[Any], Any] | None = None
+
+    @property
+    def kafka_name(self) -> str:
+        return self.name.replace("_", ".")
+
+    def validate(self, value: Any) -> Any:
+        if value is None:
+            if self.nullable:
+                return None
+            raise ConfigError(f"setting {self.name!r} may not be None")
+        if self.convert is not None:
+            try:
+                value = self.convert(value)
+            except ConfigError:
+                raise
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(f"setting {self.name!r}: {exc}") from None
+        if self.types and not isinstance(value, self.types):
+            # bool is an int subclass; a bool where a number is wanted is a mistake.
+            raise ConfigError(
+                f"setting {self.name!r} must be {self._type_names()}, got {type(value).__name__} {value!r}"
+            )
+        if isinstance(value, bool) and bool not in self.types:
+            raise ConfigError(f"setting {self.name!r} must be {self._type_names()}, got bool {value!r}")
+        if self.choices is not None and value not in self.choices:
+            raise ConfigError(f"setting {self.name!r} must be one of {list(self.choices)!r}, got {value!r}")
+        if self.min is not None and isinstance(value, (int, float)) and value < self.min:
+            raise ConfigError(f"setting {self.name!r} must be >= {self.min}, got {value!r}")
+        if self.max is not None and isinstance(value, (int, float)) and value > self.max:
+            raise ConfigError(f"setting {self.name!r} must be <= {self.max}, got {value!r}")
+        return value
+
+    def _type_names(self) -> str:
+        return " or ".join(t.__name__ for t in self.types)
+
+
+def _int_like(value: Any) -> Any:
+    """Accept numeric strings (from -X key=value or dotted configs) for int settings."""
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            raise ValueError(f"not an integer: {value!r}") from None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _bool_like(value: Any) -> Any:
+    if isinstance(value, str):
+        low = value.strip().lower()
+        if low in ("true", "1", "yes", "on"):
+            return True
+        if low in ("false", "0", "no", "off"):
+            return False
+        raise ValueError(f"not a boolean: {value!r}")
+    return value
+
+
+def _servers(value: Any) -> Any:
+    """bootstrap_servers: "h1:p1,h2:p2" or a list of "host:port" strings -> list of (host, port)."""
+    items: Iterable[Any]
+    if isinstance(value, str):
+        items = [s for s in value.split(",") if s.strip()]
+    elif isinstance(value, (list, tuple)):
+        items = value
+    else:
+        raise ValueError(f"expected 'host:port[,host:port]' or a list, got {type(value).__name__}")
+    out: list[tuple[str, int]] = []
+    for item in items:
+        if isinstance(item, tuple) and len(item) == 2:
+            host, port = item
+        else:
+            text = str(item).strip()
+            if "://" in text:
+                text = text.split("://", 1)[1]
+            if text.startswith("["):  # [::1]:9092
+                host, _, port_text = text[1:].partition("]:")
+            else:
+                host, sep, port_text = text.rpartition(":")
+                if not sep:
+                    host, port_text = text, "9092"
+            try:
+                port = int(port_text)
+            except ValueError:
+                raise ValueError(f"bad port in {item!r}") from None
+        if not host or not 0 < int(port) < 65536:
+            raise ValueError(f"bad address {item!r}")
+        out.append((str(host), int(port)))
+    if not out:
+        raise ValueError("no servers given")
+    return out
+
+
+def _acks(value: Any) -> Any:
+    if value in ("all", -1, "-1"):
+        return -1
+    if value in (0, 1, "0", "1"):
+        return int(value)
+    raise ValueError(f"acks must be 0, 1 or 'all', got {value!r}")
+
+
+def _compression(value: Any) -> Any:
+    if value is None or value == "none":
+        return None
+    return value
+
+
+def _strategies(value: Any) -> Any:
+    if isinstance(value, str):
+        return tuple(s.strip() for s in value.split(",") if s.strip())
+    if isinstance(value, (list, tuple)):
+        return tuple(value)
+    return (value,)
+
+
+def _S(name: str, types: type | tuple[type, ...], default: Any, doc: str, **kw: Any) -> Setting:
+    t = types if isinstance(types, tuple) else (types,)
+    if "convert" not in kw:
+        if t == (int,):
+            kw["convert"] = _int_like
+        elif t == (bool,):
+            kw["convert"] = _bool_like
+    return Setting(name, t, default, doc, **kw)
+
+
+_ANY = (object,)
+
+COMMON: tuple[Setting, ...] = (
+    _S("bootstrap_servers", list, "127.0.0.1:9092",
+       "Brokers to bootstrap from: 'host:port,host:port' or a list; each is tried in turn.", convert=_servers),
+    _S("client_id", str, "aiokafka-lite", "Sent with every request; shows up in broker logs and quotas."),
+    _S("request_timeout_ms", int, 30000,
+       "How long a request may wait for its response; on expiry the connection is closed "
+       "and every request in flight on it fails.", min=1),
+    _S("metadata_max_age_ms", int, 300000, "Refresh cluster metadata at least this often.", min=0),
+    _S("connections_max_idle_ms", int, 540000, "Close a connection idle for this long.", min=1),
+    _S("reconnect_backoff_ms", int, 50, "First wait before reconnecting to a broker.", min=0),
+    _S("reconnect_backoff_max_ms", int, 1000, "The reconnect wait doubles up to this.", min=0),
+    _S("retry_backoff_ms", int, 100, "Wait before retrying a failed request.", min=0),
+    _S("socket_connection_setup_timeout_ms", int, 10000, "Connect (TCP, TLS, SASL) timeout.", min=1),
+    _S("send_buffer_bytes", int, 131072, "SO_SNDBUF; -1 keeps the OS default.", min=-1),
+    _S("receive_buffer_bytes", int, 65536, "SO_RCVBUF; -1 keeps the OS default.", min=-1),
+    _S("max_in_flight_requests_per_connection", int, 5,
+       "Requests pipelined on one connection before the next waits.", min=1),
+    _S("receive_message_max_bytes", int, 100 * 1024 * 1024,
+       "Largest response frame accepted; a larger length prefix closes the connection.", min=1024),
+    _S("api_version", str, "auto", "'auto' negotiates with ApiVersions; nothing else is supported yet.",
+       choices=("auto",)),
+    _S("security_protocol", str, "PLAINTEXT", "How to reach brokers.",
+       choices=("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")),
+    _S("ssl_context", ssl.SSLContext, None, "TLS context for SSL and SASL_SSL.", nullable=True),
+    _S("sasl_mechanism", str, "PLAIN", "SASL mechanism.",
+       choices=("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")),
+    _S("sasl_plain_username", str, None, "SASL user name (PLAIN and SCRAM).", nullable=True),
+    _S("sasl_plain_password", str, None, "SASL password (PLAIN and SCRAM).", nullable=True),
+)
+
+PRODUCER: tuple[Setting, ...] = COMMON + (
+    _S("acks", int, -1, "0: no ack; 1: the leader's; 'all' (-1): every in-sync replica's.", convert=_acks),
+    _S("batch_size", int, 16384, "Bytes per partition batch before it is sent without waiting for linger.",
+       min=1),
+    _S("linger_ms", int, 5, "How long a batch waits for more records.", min=0),
+    _S("buffer_memory", int, 32 * 1024 * 1024, "Bytes of unsent records held; send() waits when full.",
+       min=1024),
+    _S("max_block_ms", int, 60000, "How long send() waits for metadata or buffer space.", min=0),
+    _S("max_request_size", int, 1048576, "Largest produce request (and record) sent.", min=1),
+    _S("compression_type", str, None, "Batch codec.", nullable=True,
+       choices=("gzip", "snappy", "lz4", "zstd"), convert=_compression),
+    _S("enable_idempotence", bool, True, "Sequence numbers: no duplicates, order kept with up to 5 in flight."),
+    _S("retries", int, 2147483647, "Retries of a failed batch within delivery_timeout_ms.", min=0),
+    _S("delivery_timeout_ms", int, 120000, "Upper bound from send() to success or failure.", min=1),
+    _S("partitioner", _ANY, "default",
+       "'default' (murmur2 for keys, uniform sticky otherwise), 'murmur2', 'round_robin', "
+       "'crc32', 'fnv1a', 'murmur3' or a callable(key_bytes, all_partitions, available)."),
+    _S("key_serializer", _ANY, None, "callable(key) -> bytes.", nullable=True),
+    _S("value_serializer", _ANY, None, "callable(value) -> bytes.", nullable=True),
+    _S("interceptors", (list, tuple), (), "Objects with on_send(record) and on_acknowledgement(md, exc)."),
+    _S("transactional_id", str, None, "Enables transactions; stable across restarts to fence zombies.",
+       nullable=True),
+    _S("transaction_timeout_ms", int, 60000, "Broker aborts a transaction open this long.", min=1),
+    _S("partitioner_ignore_keys", bool, False, "Use sticky partitioning even for keyed records."),
+)
+
+CONSUMER: tuple[Setting, ...] = COMMON + (
+    _S("group_id", str, None, "Consumer group; None consumes without a group (assign() only).",
+       nullable=True),
+    _S("group_instance_id", str, None, "Static membership id (KIP-345).", nullable=True),
+    _S("auto_offset_reset", str, "latest", "Where to start without a committed offset.",
+       choices=("earliest", "latest", "none")),
+    _S("enable_auto_commit", bool, True, "Commit positions every auto_commit_interval_ms."),
+    _S("auto_commit_interval_ms", int, 5000, "Auto-commit period.", min=1),
+    _S("max_poll_records", int, 500, "Most records one poll() returns.", min=1),
+    _S("max_poll_interval_ms", int, 300000, "Leave the group if poll() is not called for this long.", min=1),
+    _S("session_timeout_ms", int, 45000, "Group session timeout.", min=1),
+    _S("heartbeat_interval_ms", int, 3000, "Heartbeat period.", min=1),
+    _S("rebalance_timeout_ms", int, None, "JoinGroup rebalance timeout; defaults to max_poll_interval_ms.",
+       nullable=True, min=1),
+    _S("fetch_min_bytes", int, 1, "Broker waits for this much data.", min=0),
+    _S("fetch_max_bytes", int, 52428800, "Most data in one fetch response.", min=1),
+    _S("fetch_max_wait_ms", int, 500, "Broker waits at most this for fetch_min_bytes.", min=0),
+    _S("max_partition_fetch_bytes", int, 1048576, "Most data per partition per fetch.", min=1),
+    _S("isolation_level", str, "read_uncommitted", "read_committed hides aborted transactional records.",
+       choices=("read_uncommitted", "read_committed")),
+    _S("partition_assignment_strategy", tuple, ("range", "cooperative-sticky"),
+       "Assignors in preference order: range, roundrobin, sticky, cooperative-sticky.",
+       convert=_strategies),
+    _S("key_deserializer", _ANY, None, "callable(bytes) -> key.", nullable=True),
+    _S("value_deserializer", _ANY, None, "callable(bytes) -> value.", nullable=True),
+    _S("check_crcs", bool, True, "Verify each batch's CRC32C."),
+    _S("exclude_internal_topics", bool, True, "Pattern subscriptions skip internal topics."),
+    _S("allow_auto_create_topics", bool, False, "Let subscribing create missing topics."),
+)
+
+ADMIN: tuple[Setting, ...] = COMMON
+
+TABLES: dict[str, tuple[Setting, ...]] = {"common": COMMON, "producer": PRODUCER, "consumer": CONSUMER,
+                                           "admin": ADMIN}
+
+
+def dotted_to_kwargs(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Kafka's dotted names ({"linger.ms": 5}) to keyword names ({"linger_ms": 5})."""
+    return {str(k).replace(".", "_").replace("-", "_"): v for k, v in config.items()}
+
+
+class Config:
+    """Validated settings of one client; attributes are the settings' Python names."""
+
+    __slots__ = ("_values", "_table")
+
+    def __init__(self, table: Iterable[Setting], values: Mapping[str, Any]) -> None:
+        index = {s.name: s for s in table}
+        resolved: dict[str, Any] = {}
+        unknown = [k for k in values if k not in index]
+        if unknown:
+            raise ConfigError(f"unknown setting {unknown[0]!r}" + _suggest(unknown[0], index))
+        for name, setting in index.items():
+            value = values.get(name, _MISSING)
+            if value is _MISSING:
+                value = setting.default
+                if value is not None:
+                    value = setting.validate(value)
+            else:
+                value = setting.validate(value)
+            resolved[name] = value
+        object.__setattr__(self, "_values", resolved)
+        object.__setattr__(self, "_table", index)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Config is read-only")
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self._values)
+
+    def replace(self, **changes: Any) -> Config:
+        values = dict(self._values)
+        values.update(changes)
+        return Config(self._table.values(), values)
+
+    def __repr__(self) -> str:
+        shown = {k: ("***" if "password" in k else v) for k, v in self._values.items()}
+        return f"Config({shown!r})"
+
+
+def _suggest(name: str, index: Mapping[str, Setting]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(index), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

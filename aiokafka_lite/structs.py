@@ -1,0 +1,82 @@
+"""Plain value types shared by every layer (names and fields as in aiokafka, see shared/api.md)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class TopicPartition(NamedTuple):
+    """A partition of a topic; hashable, so it keys dicts of offsets and assignments."""
+
+    topic: str
+    partition: int
+
+
+class OffsetAndMetadata(NamedTuple):
+    """A committed position: the next offset to read, plus free-form metadata."""
+
+    offset: int
+    metadata: str = ""
+    leader_epoch: int = -1
+
+
+class RecordMetadata(NamedTuple):
+    """Where the broker put a produced record."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    log_append_time: int = -1
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)
+
+
+class ConsumerRecord(NamedTuple):
+    """One record handed out by the consumer. ``timestamp_type`` is 0 (CreateTime) or 1 (LogAppendTime)."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    timestamp_type: int
+    key: object
+    value: object
+    headers: list[tuple[str, bytes | None]]
+    serialized_key_size: int = -1
+    serialized_value_size: int = -1
+    leader_epoch: int = -1
+
+
+class NewTopic(NamedTuple):
+    """A topic to create with Admin.create_topics; -1 lets the broker choose its default."""
+
+    name: str
+    num_partitions: int = -1
+    replication_factor: int = -1
+    replica_assignments: dict[int, list[int]] | None = None
+    topic_configs: dict[str, str] | None = None
+
+
+class BrokerInfo(NamedTuple):
+    """A broker as the cluster's metadata describes it."""
+
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+
+class PartitionInfo(NamedTuple):
+    """A partition's leader, replicas and in-sync replicas, from metadata."""
+
+    topic: str
+    partition: int
+    leader: int
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    offline_replicas: tuple[int, ...] = ()
+    error_code: int = 0
