@@ -1,0 +1,160 @@
+"""Fixtures shared by the whole suite: real brokers, the mock cluster, unique topic names.
+
+* ``tansu`` / ``noida``: one :class:`EmbeddedBroker` each per session, started on first use,
+  stopped at session end (and restarted if a test left it dead).
+* ``broker``: parametrized over both (ids ``tansu`` and ``noida``): use it for integration tests.
+* ``mock_cluster``: a factory, ``mock_cluster(brokers=3) -> MockCluster``; every cluster it made is
+  stopped after the test.
+* ``new_topic``: a factory, ``new_topic(prefix="") -> str``, of topic names unique in the session
+  (brokers are shared between tests, so never hard-code a topic name).
+
+When a test that used a broker or mock cluster fails, the tail of that process's log is attached
+to the failure report. ``AIOKAFKA_LITE_LOOP=uvloop`` runs every async test and fixture on uvloop.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aiokafka_lite.embedded import EmbeddedBroker
+from aiokafka_lite.testing import MockCluster
+
+# --------------------------------------------------------------------------------------------------
+# Event loop: AIOKAFKA_LITE_LOOP=uvloop switches the whole suite. pytest-asyncio 1.5 deprecates
+# overriding ``event_loop_policy`` in favour of this hook; it is only defined when asked for, so the
+# default run keeps pytest-asyncio's own loop handling untouched.
+
+LOOP = os.environ.get("AIOKAFKA_LITE_LOOP", "asyncio").strip().lower() or "asyncio"
+if LOOP not in ("asyncio", "uvloop"):
+    raise pytest.UsageError(f"AIOKAFKA_LITE_LOOP must be 'asyncio' or 'uvloop', got {LOOP!r}")
+
+if LOOP == "uvloop":
+    import uvloop
+
+    def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> Mapping[str, Any]:
+        return {"uvloop": uvloop.new_event_loop}
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"aiokafka_lite event loop: {LOOP} (AIOKAFKA_LITE_LOOP)"
+
+
+# --------------------------------------------------------------------------------------------------
+# Brokers
+
+
+def _session_broker(kind: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
+    broker = EmbeddedBroker(kind, log_dir=tmp_path_factory.mktemp(f"{kind}-log"))
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+@pytest.fixture(scope="session")
+def tansu(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
+    """The session's Tansu broker (in-memory; node id 111)."""
+    yield from _session_broker("tansu", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def noida(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
+    """The session's noida-db broker (transactions, timestamps, DeleteRecords work here)."""
+    yield from _session_broker("noida", tmp_path_factory)
+
+
+@pytest.fixture(autouse=True)
+def _revive_session_brokers(request: pytest.FixtureRequest) -> None:
+    """A broker killed by an earlier test must not fail every later one: restart it (new port)."""
+    for kind in ("tansu", "noida"):
+        if kind in request.fixturenames:
+            broker: EmbeddedBroker = request.getfixturevalue(kind)
+            if not broker.running:
+                broker.start()
+
+
+@pytest.fixture(params=["tansu", "noida"], ids=["tansu", "noida"])
+def broker(request: pytest.FixtureRequest) -> EmbeddedBroker:
+    """Each integration test runs once against Tansu and once against noida-db."""
+    b: EmbeddedBroker = request.getfixturevalue(request.param)
+    if not b.running:
+        b.start()
+    return b
+
+
+class MockClusterFactory:
+    """``mock_cluster(brokers=3)`` starts a :class:`MockCluster`; all are stopped after the test."""
+
+    def __init__(self, log_dir: Path) -> None:
+        self.log_dir = log_dir
+        self.clusters: list[MockCluster] = []
+
+    def __call__(self, brokers: int = 3) -> MockCluster:
+        cluster = MockCluster(brokers, log_dir=self.log_dir)
+        self.clusters.append(cluster)
+        cluster.start()
+        return cluster
+
+    def stop_all(self) -> None:
+        for cluster in self.clusters:
+            cluster.stop()
+
+
+@pytest.fixture
+def mock_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MockClusterFactory]:
+    factory = MockClusterFactory(tmp_path_factory.mktemp("mock-log"))
+    try:
+        yield factory
+    finally:
+        factory.stop_all()
+
+
+_topic_counter = itertools.count()
+
+
+@pytest.fixture
+def new_topic(request: pytest.FixtureRequest) -> Callable[..., str]:
+    """``new_topic(prefix="")`` returns a fresh legal topic name derived from the test's name."""
+    base = re.sub(r"[^a-zA-Z0-9-]+", "-", request.node.name).strip("-")[:60] or "t"
+    session_tag = f"{os.getpid():x}"
+
+    def make(prefix: str = "") -> str:
+        stem = f"{prefix}-{base}" if prefix else base
+        return f"{stem}-{session_tag}-{next(_topic_counter)}"
+
+    return make
+
+
+# --------------------------------------------------------------------------------------------------
+# Broker log tail on failure
+
+
+def _log_sources(item: pytest.Item) -> list[tuple[str, Path | None, Callable[[], str]]]:
+    sources: list[tuple[str, Path | None, Callable[[], str]]] = []
+    seen: set[int] = set()
+    for value in getattr(item, "funcargs", {}).values():
+        candidates: list[Any] = value.clusters if isinstance(value, MockClusterFactory) else [value]
+        for obj in candidates:
+            if isinstance(obj, (EmbeddedBroker, MockCluster)) and id(obj) not in seen:
+                seen.add(id(obj))
+                sources.append((repr(obj), obj.log_path, obj.log_tail))
+    return sources
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if report.failed and report.when in ("setup", "call"):
+        for name, path, tail in _log_sources(item):
+            text = tail()
+            if text:
+                report.sections.append((f"log tail of {name} ({path})", text))
+    return report
