@@ -61,10 +61,6 @@ class CorruptRecordError(KafkaError):
     """A record batch failed validation: bad CRC, truncated data, impossible lengths, unknown codec."""
 
 
-class UnsupportedVersionError(KafkaError):
-    """Client and broker share no version of an API the operation needs."""
-
-
 class AuthenticationFailedError(KafkaError):
     """TLS or SASL authentication failed; the message says which mechanism and why."""
 
