@@ -1,5 +1,7 @@
 # The two commands a newcomer needs: `make demo` and `make test`. Both build everything from scratch.
 PYTHON ?= python3
+# Compiled bytecode matters here: the generated protocol modules are large.
+unexport PYTHONDONTWRITEBYTECODE
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 
@@ -35,7 +36,11 @@ class RecordMetadata(NamedTuple):
 
 
 class ConsumerRecord(NamedTuple):
-    """One record handed out by the consumer. ``timestamp_type`` is 0 (CreateTime) or 1 (LogAppendTime)."""
+    """One record handed out by the consumer. ``timestamp_type`` is 0 (CreateTime) or 1 (LogAppendTime).
+
+    ``headers`` is a tuple of ``(str, bytes | None)`` pairs, as in aiokafka (immutable, so the records
+    layer can hand the garbage collector untracked objects).
+    """
 
     topic: str
     partition: int
@@ -44,7 +49,7 @@ class ConsumerRecord(NamedTuple):
     timestamp_type: int
     key: object
     value: object
-    headers: list[tuple[str, bytes | None]]
+    headers: Sequence[tuple[str, bytes | None]]
     serialized_key_size: int = -1
     serialized_value_size: int = -1
     leader_epoch: int = -1
