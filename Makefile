@@ -8,7 +8,9 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test test-fast bench lint typecheck generate docs clean sysdeps
 
-$(STAMP): pyproject.toml setup.py $(wildcard aiokafka_lite/**/*.pyx)
+EXT_SOURCES := $(shell find aiokafka_lite -name '*.pyx' -o -name '*.pxi' -o -name '*.pxd')
+
+$(STAMP): pyproject.toml setup.py $(EXT_SOURCES)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel
 	$(PY) -m pip install -q -e '.[dev,speed,spark]'
