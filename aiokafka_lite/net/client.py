@@ -1,0 +1,588 @@
+"""KafkaClient: the network layer the producer, consumer and admin clients share.
+
+It owns the cluster metadata cache, one connection per broker (keyed by node id; bootstrap
+connections are separate, keyed by address, and closed once metadata names the brokers), the
+reconnect backoff, and a background task that refreshes metadata every ``metadata_max_age_ms`` and
+whenever someone asks. Requests go to a node by id; the client picks the API version (the highest
+both sides know, unless capped) and returns the decoded response. Interpreting a response's error
+codes is the caller's business; connection-level failures mark the metadata stale by themselves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Callable, Iterable, Mapping
+from types import TracebackType
+from typing import Any
+
+from ..config import Config
+from ..errors import (
+    AuthenticationFailedError,
+    ConfigError,
+    IllegalStateError,
+    KafkaConnectionError,
+    KafkaError,
+    KafkaTimeoutError,
+    NodeNotReadyError,
+    UnsupportedVersionError,
+    for_code,
+)
+from ..protocol import API_KEYS
+from ..protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from ._timeout import run_with_timeout
+from .connection import BrokerConnection
+from .coordinator import lookup_coordinator
+from .metadata import ClusterMetadata
+from .pool import ConnectionPool, ExponentialBackoff, PoolKey, describe_key
+from .settings import ConnectionSettings, choose_version
+
+__all__ = ["KafkaClient", "MetadataListener"]
+
+log = logging.getLogger("aiokafka_lite.net")
+
+MetadataListener = Callable[[ClusterMetadata], None]
+
+_TOPIC_FATAL_ERRORS = {17, 29}  # INVALID_TOPIC_EXCEPTION, TOPIC_AUTHORIZATION_FAILED
+
+
+def _retrieve(fut: asyncio.Future[Any]) -> None:
+    """Mark a shared future's exception as seen: its waiters get it; nobody waiting is fine too."""
+    if not fut.cancelled():
+        fut.exception()
+
+
+class KafkaClient:
+    """Connections, metadata and request routing for one producer, consumer or admin client.
+
+    ``config`` is a :class:`~aiokafka_lite.config.Config` built from ``config.COMMON`` or a table
+    that extends it. ``allow_auto_create_topics`` goes into Metadata requests (default: the
+    config's ``allow_auto_create_topics`` if it has one, else False; producers pass True).
+    ``api_version_caps`` caps the version chosen for an API on every node, by API name or key
+    (``{"Metadata": 8}``), e.g. to work around a broker that mis-encodes a version it claims.
+
+    Lifecycle: ``await start()`` bootstraps (or raises :class:`KafkaConnectionError` naming every
+    server tried); ``await close()`` closes everything and fails requests in flight. Also an async
+    context manager.
+
+    Requests: ``await send(node_id, request)`` returns the decoded response (None for
+    ``expect_response=False``). It raises :class:`KafkaConnectionError` if the node cannot be
+    reached or the connection breaks, :class:`KafkaTimeoutError` after ``request_timeout_ms``
+    (the connection is then closed), :class:`ProtocolError` for a broker speaking nonsense,
+    :class:`AuthenticationFailedError` and :class:`UnsupportedVersionError`.
+
+    Metadata: ``cluster`` (a :class:`ClusterMetadata`) always holds the latest view; the topics
+    it covers are those registered with :meth:`add_topics` / :meth:`set_topics` (all topics after
+    ``track_all_topics(True)``). :meth:`refresh_metadata` and :meth:`request_metadata_update`
+    coalesce: any number of concurrent callers share one Metadata request.
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        allow_auto_create_topics: bool | None = None,
+        api_version_caps: Mapping[Any, int] | None = None,
+    ) -> None:
+        self.config = config
+        self._settings = ConnectionSettings(config)
+        self._bootstrap_servers: list[tuple[str, int]] = list(config.bootstrap_servers)
+        self._retry_backoff = config.retry_backoff_ms / 1000
+        self._request_timeout = config.request_timeout_ms / 1000
+        self._max_age = max(config.metadata_max_age_ms, config.retry_backoff_ms, 1) / 1000
+        if allow_auto_create_topics is None:
+            allow_auto_create_topics = bool(getattr(config, "allow_auto_create_topics", False))
+        self.allow_auto_create_topics = allow_auto_create_topics
+        self._caps: dict[int, int] = {}
+        for api, cap in (api_version_caps or {}).items():
+            key = API_KEYS.get(api) if isinstance(api, str) else api
+            if key is None:
+                raise ConfigError(f"api_version_caps: unknown API {api!r}")
+            self._caps[key] = cap
+        self.cluster = ClusterMetadata()
+        self._pool = ConnectionPool(
+            self._settings,
+            ExponentialBackoff(config.reconnect_backoff_ms, config.reconnect_backoff_max_ms),
+            self.cluster.broker,
+            self._on_broken,
+        )
+        self._topics: set[str] = set()
+        self._all_topics = False
+        self._listeners: list[MetadataListener] = []
+        self._md_next: asyncio.Future[ClusterMetadata] | None = None
+        self._md_current: tuple[asyncio.Future[ClusterMetadata], frozenset[str] | None] | None = None
+        self._md_wakeup: asyncio.Event | None = None
+        self._md_task: asyncio.Task[None] | None = None
+        self._md_failures = 0
+        #: The last error of a background metadata update (None after a success).
+        self.last_metadata_error: BaseException | None = None
+        self._started = False
+        self._closed = False
+        self._fatal: BaseException | None = None
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Fetch the first metadata from the bootstrap servers and start the refresh task."""
+        if self._closed:
+            raise IllegalStateError("this KafkaClient was closed; make a new one")
+        if self._started:
+            return
+        self._md_wakeup = asyncio.Event()
+        await self._bootstrap()
+        self._started = True
+        self._md_task = asyncio.ensure_future(self._metadata_loop())
+        self._md_task.add_done_callback(self._metadata_task_done)
+
+    async def close(self) -> None:
+        """Stop refreshing, close every connection; requests in flight fail. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        task, self._md_task = self._md_task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        error = KafkaConnectionError("the client was closed")
+        for fut in (self._md_next, self._md_current[0] if self._md_current else None):
+            if fut is not None and not fut.done():
+                fut.set_exception(error)
+        await self._pool.close()
+
+    async def __aenter__(self) -> KafkaClient:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    @property
+    def started(self) -> bool:
+        return self._started and not self._closed
+
+    def _check_usable(self) -> None:
+        if self._closed:
+            raise IllegalStateError("the KafkaClient is closed")
+        if not self._started:
+            raise IllegalStateError("KafkaClient.start() has not been awaited")
+        if self._fatal is not None:
+            raise KafkaError(f"the metadata task died: {self._fatal!r}") from self._fatal
+
+    # -- requests ---------------------------------------------------------------------------------
+
+    async def send(
+        self,
+        node_id: int,
+        request: Any,
+        *,
+        version: int | None = None,
+        max_version: int | None = None,
+        expect_response: bool = True,
+        timeout_ms: int | None = None,
+    ) -> Any:
+        """Send ``request`` to ``node_id``; return its decoded response (None without one).
+
+        ``version`` None picks the highest version both sides know, capped by ``max_version`` and
+        by ``api_version_caps``. ``timeout_ms`` overrides ``request_timeout_ms`` (a Fetch or
+        JoinGroup that the broker may hold adds its own wait to it).
+        """
+        conn = self._pool.get(node_id)
+        if conn is None:
+            self._check_usable()
+            conn = await self._pool.connect(node_id)
+        if version is None:
+            if max_version is None and not self._caps:
+                version = conn.version_for(type(request))
+            else:
+                version = conn.version_for(type(request), self._cap(request.API_KEY, max_version))
+        return await conn.send(request, version, expect_response=expect_response, timeout_ms=timeout_ms)
+
+    async def send_any(
+        self,
+        request: Any,
+        *,
+        version: int | None = None,
+        max_version: int | None = None,
+        timeout_ms: int | None = None,
+    ) -> Any:
+        """Send ``request`` to the least-loaded reachable broker (admin and lookup requests)."""
+        node_id = await self.any_ready_node()
+        return await self.send(
+            node_id, request, version=version, max_version=max_version, timeout_ms=timeout_ms
+        )
+
+    def _cap(self, api_key: int, max_version: int | None) -> int | None:
+        cap = self._caps.get(api_key)
+        if cap is None:
+            return max_version
+        return cap if max_version is None else min(cap, max_version)
+
+    def api_version(self, node_id: int, request_cls: Any, max_version: int | None = None) -> int:
+        """The version :meth:`send` would use for ``request_cls`` on ``node_id``.
+
+        Needs a past or present connection to the node (``await ready(node_id)`` first); raises
+        :class:`NodeNotReadyError` otherwise and :class:`UnsupportedVersionError` if none fits.
+        """
+        conn = self._pool.get(node_id)
+        versions = conn.api_versions if conn is not None else self._pool.api_versions(node_id)
+        if versions is None:
+            raise NodeNotReadyError(
+                f"node {node_id} has not been connected yet; await ready({node_id}) first"
+            )
+        return choose_version(
+            versions, request_cls, self._cap(request_cls.API_KEY, max_version), f"node {node_id}"
+        )
+
+    async def ready(self, node_id: int) -> None:
+        """Connect to ``node_id`` if needed (waiting out reconnect backoff); raise if that fails."""
+        if self._pool.get(node_id) is None:
+            self._check_usable()
+            await self._pool.connect(node_id)
+
+    def is_ready(self, node_id: int) -> bool:
+        """True when a handshaken connection to ``node_id`` is open."""
+        return self._pool.get(node_id) is not None
+
+    def connection_delay(self, node_id: int) -> float:
+        """Milliseconds until a connect attempt to ``node_id`` is allowed (0 if now or connected)."""
+        return self._pool.connection_delay(node_id) * 1000
+
+    def in_flight(self, node_id: int) -> int:
+        """Requests in flight to ``node_id``."""
+        return self._pool.in_flight(node_id)
+
+    def connection(self, node_id: int) -> BrokerConnection | None:
+        """The open connection to ``node_id`` (for inspection: in_flight, throttled_until, ...)."""
+        return self._pool.get(node_id)
+
+    def close_connection(self, node_id: int) -> None:
+        """Close the connection to ``node_id`` (requests in flight fail); the next send reconnects."""
+        self._pool.close_key(node_id)
+
+    def least_loaded_node(self) -> int | None:
+        """A connected broker with the fewest requests in flight, else a broker that may be
+        connected to now, else None."""
+        ready = [k for k in self._pool.ready_keys() if isinstance(k, int) and self.cluster.broker(k)]
+        if ready:
+            return min(ready, key=self._pool.in_flight)
+        nodes = [b.node_id for b in self.cluster.brokers()]
+        random.shuffle(nodes)
+        for node_id in nodes:
+            if self._pool.connection_delay(node_id) == 0:
+                return node_id
+        return None
+
+    async def any_ready_node(self) -> int:
+        """The id of a broker with an open connection, connecting to one if none is open.
+
+        Tries every known broker not in reconnect backoff, then waits for the one whose backoff
+        ends first. Raises :class:`KafkaConnectionError` naming the brokers tried.
+        """
+        self._check_usable()
+        node = self.least_loaded_node()
+        if node is not None and self._pool.get(node) is not None:
+            return node
+        brokers = [b.node_id for b in self.cluster.brokers()]
+        if not brokers:
+            raise KafkaConnectionError("no brokers are known; metadata listed none")
+        random.shuffle(brokers)
+        brokers.sort(key=self._pool.connection_delay)
+        errors: list[str] = []
+        for node_id in brokers:
+            if self._pool.connection_delay(node_id) > 0:
+                continue
+            try:
+                await self._pool.connect(node_id)
+                return node_id
+            except (AuthenticationFailedError, UnsupportedVersionError):
+                raise
+            except KafkaError as exc:
+                errors.append(f"node {node_id}: {exc}")
+        if not errors:  # every broker is in reconnect backoff: wait for the first to come out of it
+            await self._pool.connect(brokers[0])
+            return brokers[0]
+        raise KafkaConnectionError(f"no broker could be reached: {'; '.join(errors)}")
+
+    # -- metadata ---------------------------------------------------------------------------------
+
+    @property
+    def topics(self) -> frozenset[str]:
+        """The topics metadata updates ask for."""
+        return frozenset(self._topics)
+
+    def add_topics(self, topics: Iterable[str]) -> bool:
+        """Track more topics; True if any was new (then request an update to learn them)."""
+        new = {t for t in topics if t not in self._topics}
+        self._topics |= new
+        return bool(new)
+
+    def set_topics(self, topics: Iterable[str]) -> asyncio.Future[ClusterMetadata] | None:
+        """Track exactly ``topics`` (a consumer's subscription); returns the update's future when
+        a topic was added, None when nothing new needs fetching."""
+        wanted = set(topics)
+        added = wanted - self._topics
+        self._topics = wanted
+        if added and self._started:
+            return self.request_metadata_update()
+        return None
+
+    def track_all_topics(self, enabled: bool = True) -> None:
+        """Ask for every topic in metadata updates (pattern subscriptions, list_topics)."""
+        self._all_topics = enabled
+
+    def add_metadata_listener(self, listener: MetadataListener) -> None:
+        """Call ``listener(cluster)`` after every successful metadata update (exceptions are logged)."""
+        self._listeners.append(listener)
+
+    def remove_metadata_listener(self, listener: MetadataListener) -> None:
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(listener)
+
+    def request_metadata_update(self) -> asyncio.Future[ClusterMetadata]:
+        """Ask for a metadata update without waiting; the future resolves to ``cluster`` after it.
+
+        Coalesced: every call until the update starts returns the same future. It fails (with the
+        reason) if the update fails; the refresh task then retries after ``retry_backoff_ms``.
+        """
+        self.cluster.mark_stale()
+        fut = self._md_next
+        if fut is None or fut.done():
+            fut = self._md_next = asyncio.get_running_loop().create_future()
+            fut.add_done_callback(_retrieve)
+            if self._closed:
+                fut.set_exception(KafkaConnectionError("the client is closed"))
+            elif self._md_wakeup is not None:
+                self._md_wakeup.set()
+        return fut
+
+    async def refresh_metadata(self, topics: Iterable[str] | None = None) -> ClusterMetadata:
+        """Update metadata now and return ``cluster``; ``topics`` are tracked from now on.
+
+        Joins an update already in flight if that one covers every topic asked for; otherwise
+        waits for the next one (itself shared with every concurrent caller).
+        """
+        self._check_usable()
+        wanted: set[str] | None = None
+        if topics is not None:
+            wanted = set(topics)
+            self.add_topics(wanted)
+        current = self._md_current
+        if (
+            current is not None
+            and not current[0].done()
+            and (wanted is None or current[1] is None or wanted <= current[1])
+        ):
+            fut = current[0]
+        else:
+            fut = self.request_metadata_update()
+        return await asyncio.shield(fut)
+
+    async def wait_for_topic(self, topic: str, timeout_ms: int) -> set[int]:
+        """The partition ids of ``topic``, refreshing metadata until it has some.
+
+        Raises :class:`KafkaTimeoutError` naming the topic after ``timeout_ms``, and the broker's
+        error at once for an invalid or unauthorized topic.
+        """
+        parts = self.cluster.partitions_for(topic)
+        if parts:
+            return parts
+        self._check_usable()
+        self.add_topics((topic,))
+        deadline = time.monotonic() + timeout_ms / 1000
+        last: BaseException | None = None
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                note = f"; last error: {last}" if last is not None else ""
+                raise KafkaTimeoutError(f"topic {topic!r} not found in metadata after {timeout_ms} ms{note}")
+            try:
+                await run_with_timeout(self.refresh_metadata((topic,)), remaining)
+            except asyncio.TimeoutError:
+                continue
+            except KafkaError as exc:
+                if not exc.retriable:
+                    raise
+                last = exc
+            parts = self.cluster.partitions_for(topic)
+            if parts:
+                return parts
+            code = self.cluster.topic_error(topic)
+            if code in _TOPIC_FATAL_ERRORS:
+                raise for_code(code)(f"topic {topic!r}")
+            if code:
+                last = for_code(code)(f"topic {topic!r}")
+            await asyncio.sleep(min(self._retry_backoff, max(deadline - time.monotonic(), 0)))
+
+    async def find_coordinator(self, key: str, key_type: int = 0, *, timeout_ms: int | None = None) -> int:
+        """The node id coordinating a group (``key_type`` 0) or transactional id (1).
+
+        Retries retriable errors (COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS, lost
+        connections) every ``retry_backoff_ms`` for up to ``timeout_ms`` (default
+        ``request_timeout_ms``), then raises :class:`KafkaTimeoutError` with the last error.
+        The coordinator's address is remembered so that ``send(node_id, ...)`` can reach it.
+        """
+        self._check_usable()
+        return await lookup_coordinator(self, key, key_type, timeout_ms)
+
+    # -- metadata internals -----------------------------------------------------------------------
+
+    def _metadata_request(self, conn: BrokerConnection, topics: frozenset[str] | None) -> tuple[Any, int]:
+        version = conn.version_for(MetadataRequest, self._cap(MetadataRequest.API_KEY, None))
+        wanted: list[MetadataRequestTopic] | None
+        if topics is None:
+            wanted = None if version >= 1 else []
+        else:
+            wanted = [MetadataRequestTopic(name=t) for t in sorted(topics)]
+        if version >= 4:
+            request = MetadataRequest(topics=wanted, allow_auto_topic_creation=self.allow_auto_create_topics)
+        else:
+            request = MetadataRequest(topics=wanted)
+        return request, version
+
+    async def _fetch_metadata(self, conn: BrokerConnection, topics: frozenset[str] | None) -> Any:
+        request, version = self._metadata_request(conn, topics)
+        return await conn.send(request, version)
+
+    def _requested_topics(self) -> frozenset[str] | None:
+        return None if self._all_topics else frozenset(self._topics)
+
+    async def _bootstrap(self) -> None:
+        topics = self._requested_topics()
+        errors: list[str] = []
+        for host, port in self._bootstrap_servers:
+            key = (host, port)
+            try:
+                conn = await self._pool.connect(key)
+                response = await self._fetch_metadata(conn, topics)
+            except (AuthenticationFailedError, UnsupportedVersionError, ConfigError):
+                self._pool.close_key(key)
+                raise  # not something another bootstrap server would answer differently
+            except KafkaError as exc:
+                self._pool.close_key(key)
+                errors.append(f"{type(exc).__name__}: {exc.args[0] if exc.args else exc}")
+                continue
+            self._pool.close_key(key)
+            self._apply_metadata(response)
+            return
+        tried = ", ".join(f"{h}:{p}" for h, p in self._bootstrap_servers)
+        raise KafkaConnectionError(f"could not bootstrap from {tried}: {'; '.join(errors)}")
+
+    def _metadata_candidates(self) -> list[PoolKey]:
+        pool = self._pool
+        ready = sorted(
+            (k for k in pool.ready_keys() if isinstance(k, int) and self.cluster.broker(k)),
+            key=pool.in_flight,
+        )
+        others: list[PoolKey] = [b.node_id for b in self.cluster.brokers() if b.node_id not in ready]
+        random.shuffle(others)
+        boots: list[PoolKey] = list(self._bootstrap_servers)
+        rest = others + boots
+        rest.sort(key=pool.connection_delay)  # stable: known brokers before bootstrap servers
+        return [*ready, *rest]
+
+    async def _update_metadata(self, topics: frozenset[str] | None) -> None:
+        errors: list[str] = []
+        candidates = self._metadata_candidates()
+        for index, key in enumerate(candidates):
+            last = index == len(candidates) - 1
+            try:
+                conn = await self._pool.connect(key, wait_backoff=last and not errors)
+                response = await self._fetch_metadata(conn, topics)
+            except NodeNotReadyError as exc:
+                errors.append(str(exc))
+                continue
+            except (AuthenticationFailedError, UnsupportedVersionError, ConfigError):
+                raise
+            except KafkaError as exc:
+                errors.append(f"{describe_key(key)}: {exc}")
+                continue
+            finally:
+                if not isinstance(key, int):
+                    self._pool.close_key(key)
+            self._apply_metadata(response)
+            return
+        raise KafkaConnectionError(f"metadata update failed, no broker answered: {'; '.join(errors)}")
+
+    def _apply_metadata(self, response: Any) -> None:
+        code = getattr(response, "error_code", 0)
+        if code:
+            raise for_code(code)("Metadata")
+        self.cluster.update(response)
+        for key in self._pool.ready_keys():
+            if isinstance(key, int):
+                info = self.cluster.broker(key)
+                conn = self._pool.get(key)
+                if info is None or (conn is not None and (conn.host, conn.port) != (info.host, info.port)):
+                    self._pool.close_key(key)  # the broker left, or moved to another address
+        for listener in list(self._listeners):
+            try:
+                listener(self.cluster)
+            except Exception:
+                log.exception("metadata listener %r failed", listener)
+
+    async def _metadata_loop(self) -> None:
+        assert self._md_wakeup is not None
+        wakeup = self._md_wakeup
+        loop = asyncio.get_running_loop()
+        while True:
+            if self._md_next is None:
+                wait = self.cluster.last_update + self._max_age - time.monotonic()
+                if wait > 0:
+                    wakeup.clear()
+                    timer = loop.call_later(wait, wakeup.set)
+                    try:
+                        await wakeup.wait()
+                    finally:
+                        timer.cancel()
+            if self._md_failures:
+                await asyncio.sleep(self._retry_backoff)
+            fut = self._md_next
+            self._md_next = None
+            if fut is None or fut.done():
+                fut = loop.create_future()
+                fut.add_done_callback(_retrieve)
+            topics = self._requested_topics()
+            self._md_current = (fut, topics)
+            try:
+                await self._update_metadata(topics)
+            except asyncio.CancelledError:
+                fut.cancel()
+                raise
+            except Exception as exc:
+                self._md_failures += 1
+                self.last_metadata_error = exc
+                log.warning("metadata update failed (attempt %d): %s", self._md_failures, exc)
+                if not fut.done():
+                    fut.set_exception(exc)
+            else:
+                self._md_failures = 0
+                self.last_metadata_error = None
+                if not fut.done():
+                    fut.set_result(self.cluster)
+            finally:
+                self._md_current = None
+
+    def _metadata_task_done(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None:
+            self._fatal = exc
+            log.error("the metadata task of %r died", self, exc_info=exc)
+            for fut in (self._md_next,):
+                if fut is not None and not fut.done():
+                    fut.set_exception(exc)
+
+    def _on_broken(self, key: PoolKey, reason: BaseException) -> None:
+        """A connection failed or broke: the cluster may have changed, refresh metadata."""
+        if isinstance(key, int) and self._started and not self._closed:
+            self.request_metadata_update()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "started" if self._started else "new"
+        return f"<KafkaClient {state} {self.cluster!r}>"

@@ -1,0 +1,605 @@
+"""One connection to one broker: connect, handshake, pipelined requests matched by correlation id.
+
+The connection is an :class:`asyncio.Protocol` with its own receive buffer rather than a
+StreamReader: responses are cut out of the incoming bytes and decoded inside ``data_received``, with
+no reader task and no per-frame ``await``. On loopback with 16 requests in flight this took 20-40 %
+less CPU per round trip than a StreamReader loop (see ``bench/connection.py`` and the report).
+
+Kafka answers the requests of one connection in order, so the requests in flight form a FIFO; a
+response whose correlation id is not the oldest request's means the byte stream can no longer be
+trusted, and the connection is closed. Every failure that closes the connection (broken socket,
+protocol error, request timeout, idle close, ``close()``) fails every request in flight on it with an
+error naming the request, the broker and the reason, so nothing waits forever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import socket
+import ssl
+import struct
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import (
+    AuthenticationFailedError,
+    KafkaConnectionError,
+    KafkaError,
+    KafkaTimeoutError,
+    ProtocolError,
+)
+from ..protocol import REQUEST_CLASSES, decode_response, encode_request
+from ._timeout import run_with_timeout
+from .settings import ConnectionSettings, choose_version
+
+__all__ = ["BrokerConnection"]
+
+log = logging.getLogger("aiokafka_lite.net")
+
+_INT32 = struct.Struct(">i")
+_unpack_int32 = _INT32.unpack_from
+_MAX_CORRELATION_ID = 0x7FFFFFFF
+_MAX_ONEWAY_REMEMBERED = 4096
+
+# In-flight entry: (correlation_id, future, api_key, api_version, deadline, sent_at). A negative
+# api_key, -(api_key + 1), asks for the raw response frame instead of a decoded object.
+_InFlight = tuple[int, "asyncio.Future[Any]", int, int, float, float]
+
+
+def _api_name(api_key: int) -> str:
+    if api_key < 0:
+        api_key = -(api_key + 1)
+    try:
+        return str(REQUEST_CLASSES[api_key].NAME)
+    except KeyError:
+        return f"API {api_key}"
+
+
+class BrokerConnection(asyncio.Protocol):
+    """A connection to ``host:port`` (``node_id`` None for a bootstrap connection).
+
+    ``await connect()`` opens TCP (and TLS), negotiates API versions and authenticates (SASL); then
+    ``await send(request, version)`` may be called concurrently: up to ``max_in_flight`` requests are
+    written back to back and their responses matched in order. ``on_close(conn, reason)`` runs once
+    when the connection closes for any reason (``reason`` is None for a deliberate clean close).
+    """
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        settings: ConnectionSettings,
+        *,
+        node_id: int | None = None,
+        on_close: Callable[[BrokerConnection, BaseException | None], None] | None = None,
+        api_versions_max: int = 3,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.node_id = node_id
+        self.settings = settings
+        self._on_close = on_close
+        self._loop = asyncio.get_running_loop()
+        self._transport: asyncio.Transport | None = None
+        #: "new" -> "connecting" -> "ready" -> "closed"
+        self.state = "new"
+        self.close_reason: BaseException | None = None
+        #: True once the handshake completed (stays True after close: "this connection worked").
+        self.established = False
+        #: The broker's supported range per API key, from ApiVersions.
+        self.api_versions: dict[int, tuple[int, int]] = {}
+        #: The ApiVersions version this connection starts with (lowered to 0 when a broker refuses it).
+        self.api_versions_max = api_versions_max
+        self._version_cache: dict[int, int] = {}
+        self._closed = False
+        self._client_id = settings.client_id
+        self._max_frame = settings.max_frame
+        self._max_in_flight = settings.max_in_flight
+        self._request_timeout = settings.request_timeout
+        self._corr = 0
+        self._inflight: collections.deque[_InFlight] = collections.deque()
+        self._slots_used = 0
+        self._slot_waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        # Correlation ids of recent requests sent expecting no response (acks=0 Produce). Kafka
+        # never answers them, but some brokers (Tansu) do; such an answer is dropped, not fatal.
+        self._oneway: dict[int, None] = {}
+        self._rx_parts: list[bytes] = []
+        self._rx_have = 0
+        self._rx_want = 4
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._last_io = self._loop.time()
+        self._write_paused = False
+        self._wbuf: list[bytes] = []
+        self._drain_waiters: list[asyncio.Future[None]] = []
+        #: Monotonic time before which no request is sent (the broker asked us to back off).
+        self.throttled_until = 0.0
+        #: The last non-zero throttle_time_ms a response carried.
+        self.last_throttle_ms = 0
+
+    # -- description ------------------------------------------------------------------------------
+
+    def __str__(self) -> str:
+        who = "bootstrap server" if self.node_id is None else f"node {self.node_id}"
+        return f"{who} at {self.host}:{self.port}"
+
+    def __repr__(self) -> str:
+        return f"<BrokerConnection {self} {self.state} in_flight={len(self._inflight)}>"
+
+    @property
+    def ready(self) -> bool:
+        return self.state == "ready"
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def in_flight(self) -> int:
+        """Requests written and waiting for their response."""
+        return len(self._inflight)
+
+    @property
+    def idle_for(self) -> float:
+        """Seconds since the last byte went out or came in."""
+        return self._loop.time() - self._last_io
+
+    def version_for(self, request_cls: Any, max_version: int | None = None) -> int:
+        """The version to send ``request_cls`` in (see :func:`choose_version`)."""
+        if max_version is None:
+            version = self._version_cache.get(request_cls.API_KEY)
+            if version is None:
+                version = choose_version(self.api_versions, request_cls, None, str(self))
+                self._version_cache[request_cls.API_KEY] = version
+            return version
+        return choose_version(self.api_versions, request_cls, max_version, str(self))
+
+    # -- connecting -------------------------------------------------------------------------------
+
+    async def connect(self) -> None:
+        """Open the socket, TLS, ApiVersions, SASL; within ``socket_connection_setup_timeout_ms``.
+
+        Raises :class:`KafkaConnectionError` (unreachable, closed, timed out),
+        :class:`AuthenticationFailedError` (TLS or SASL refused) or :class:`UnsupportedVersionError`.
+        The connection is closed when this raises.
+        """
+        if self.state != "new":
+            raise KafkaConnectionError(f"connection to {self} was already used ({self.state})")
+        self.state = "connecting"
+        timeout = self.settings.connect_timeout
+        try:
+            await run_with_timeout(self._connect(), timeout)
+        except asyncio.TimeoutError:
+            exc = KafkaConnectionError(
+                f"connecting to {self} timed out after {round(timeout * 1000)} ms "
+                "(socket_connection_setup_timeout_ms)"
+            )
+            self.close(exc)
+            raise exc from None
+        except BaseException as exc:
+            self.close(exc if isinstance(exc, KafkaError) else KafkaConnectionError(repr(exc)))
+            raise
+        if self._closed:  # closed while the handshake's last answer was being handled
+            raise self._closed_error()
+        self.state = "ready"
+        self.established = True
+        self._last_io = self._loop.time()
+        self._schedule_idle_check(self.settings.idle_timeout)
+
+    async def _connect(self) -> None:
+        from .handshake import authenticate, negotiate_api_versions  # handshake imports this module
+
+        sock = await self._open_socket()
+        ctx = self.settings.ssl_context if self.settings.uses_tls else None
+        if self.settings.uses_tls and ctx is None:
+            ctx = ssl.create_default_context()
+        try:
+            await self._loop.create_connection(
+                lambda: self,
+                sock=sock,
+                ssl=ctx,
+                server_hostname=self.host if ctx is not None else None,
+                ssl_handshake_timeout=self.settings.connect_timeout if ctx is not None else None,
+            )
+        except ssl.SSLError as exc:
+            sock.close()
+            raise AuthenticationFailedError(f"TLS handshake with {self} failed: {exc}") from exc
+        except OSError as exc:
+            sock.close()
+            raise KafkaConnectionError(f"cannot connect to {self}: {exc}") from exc
+        if self._closed:
+            raise self._closed_error()
+        await negotiate_api_versions(self)
+        if self.settings.uses_sasl:
+            await authenticate(self)
+
+    async def _open_socket(self) -> socket.socket:
+        """A connected non-blocking socket, buffers sized before connect (so window scaling fits)."""
+        loop = self._loop
+        try:
+            infos = await loop.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM)
+        except OSError as exc:
+            raise KafkaConnectionError(f"cannot resolve {self}: {exc}") from exc
+        errors: list[str] = []
+        for family, type_, proto, _name, address in infos:
+            sock = socket.socket(family, type_, proto)
+            try:
+                sock.setblocking(False)
+                if self.settings.sndbuf > 0:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.settings.sndbuf)
+                if self.settings.rcvbuf > 0:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.settings.rcvbuf)
+                if family in (socket.AF_INET, socket.AF_INET6):
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                await loop.sock_connect(sock, address)
+            except OSError as exc:
+                sock.close()
+                where = str(address[0]) + ":" + str(address[1])
+                errors.append(f"{where}: {exc.strerror or str(exc)}")
+                continue
+            except BaseException:
+                sock.close()
+                raise
+            return sock
+        raise KafkaConnectionError(f"cannot connect to {self}: {'; '.join(errors) or 'no address'}")
+
+    # -- asyncio.Protocol -------------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport  # type: ignore[assignment]  # uvloop's are not asyncio.Transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._closed:
+            return
+        partial = f" after {self._rx_have} bytes of an unfinished response" if self._rx_have else ""
+        if exc is None:
+            self.close(KafkaConnectionError(f"connection to {self} was closed by the broker{partial}"))
+        else:
+            self.close(KafkaConnectionError(f"connection to {self} broke{partial}: {exc}"))
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        waiters, self._drain_waiters = self._drain_waiters, []
+        for fut in waiters:
+            if not fut.done():
+                fut.set_result(None)
+
+    def data_received(self, data: bytes) -> None:
+        if self._closed:
+            return
+        self._last_io = self._loop.time()
+        if self._rx_parts:
+            self._rx_parts.append(data)
+            self._rx_have += len(data)
+            if self._rx_have < self._rx_want:
+                return
+            data = b"".join(self._rx_parts)
+            self._rx_parts = []
+        n = len(data)
+        pos = 0
+        want = 4
+        view: memoryview | None = None
+        while n - pos >= 4:
+            size = _unpack_int32(data, pos)[0]
+            if size < 4 or size > self._max_frame:
+                self._protocol_error(self._bad_size_message(size))
+                return
+            end = pos + 4 + size
+            if end > n:
+                want = 4 + size
+                break
+            if view is None:
+                view = memoryview(data)
+            self._on_frame(view[pos + 4 : end])
+            if self._closed:
+                return
+            pos = end
+        if pos < n:
+            self._rx_parts = [data[pos:] if pos else data]
+            self._rx_have = n - pos
+            self._rx_want = want
+        else:
+            self._rx_have = 0
+
+    def _bad_size_message(self, size: int) -> str:
+        if size < 4:
+            return f"{self} sent a response frame of impossible size {size}"
+        return (
+            f"{self} sent a response frame of {size} bytes, more than receive_message_max_bytes "
+            f"({self._max_frame}); is this a Kafka broker?"
+        )
+
+    def _on_frame(self, frame: memoryview) -> None:
+        corr = _unpack_int32(frame, 0)[0]
+        if self._oneway and corr in self._oneway:
+            del self._oneway[corr]
+            return
+        inflight = self._inflight
+        if not inflight:
+            self._protocol_error(f"{self} sent a response (correlation id {corr}) with no request waiting")
+            return
+        entry = inflight[0]
+        if entry[0] != corr:
+            self._protocol_error(
+                f"{self} answered correlation id {corr} but the oldest request in flight is "
+                f"{_api_name(entry[2])} with correlation id {entry[0]}"
+            )
+            return
+        inflight.popleft()
+        self._release_slot()
+        fut = entry[1]
+        if fut.done():  # the caller gave up waiting; the answer still had to be consumed in order
+            return
+        api_key = entry[2]
+        if api_key < 0:
+            fut.set_result(bytes(frame))
+            return
+        try:
+            response = decode_response(api_key, entry[3], frame)[1]
+        except Exception as exc:
+            error = ProtocolError(
+                f"cannot decode the {_api_name(api_key)} v{entry[3]} response from {self}: {exc}"
+            )
+            fut.set_exception(error)
+            self.close(ProtocolError(str(error.args[0])))
+            return
+        throttle = getattr(response, "throttle_time_ms", 0)
+        if throttle > 0:
+            self.last_throttle_ms = throttle
+            self.throttled_until = max(self.throttled_until, self._loop.time() + throttle / 1000)
+        fut.set_result(response)
+
+    def _protocol_error(self, message: str) -> None:
+        self.close(ProtocolError(message))
+
+    # -- sending ----------------------------------------------------------------------------------
+
+    async def send(
+        self,
+        request: Any,
+        version: int,
+        *,
+        expect_response: bool = True,
+        timeout_ms: float | None = None,
+        raw: bool = False,
+    ) -> Any:
+        """Write ``request`` at ``version`` and return the decoded response.
+
+        Waits for a free in-flight slot (``max_in_flight_requests_per_connection``) and for any
+        throttle time the broker imposed. With ``expect_response=False`` (acks=0 Produce) it returns
+        None once the bytes are handed to the transport. ``timeout_ms`` overrides
+        ``request_timeout_ms``; on expiry the connection is closed (see the module docstring).
+        ``raw=True`` returns the response frame's bytes undecoded.
+        """
+        if self._closed:
+            raise self._closed_error()
+        if not expect_response:
+            return await self._send_oneway(request, version)
+        if self._slots_used < self._max_in_flight and not self._slot_waiters:
+            self._slots_used += 1
+        else:
+            await self._acquire_slot()
+        try:
+            if self.throttled_until and self.throttled_until > self._loop.time():
+                await self._wait_throttle()
+            corr = self._corr = (self._corr + 1) & _MAX_CORRELATION_ID
+            data = encode_request(request, version, corr, self._client_id)
+        except BaseException:
+            self._release_slot()
+            raise
+        transport = self._transport
+        if self._closed or transport is None:  # closed while we waited for a slot or the throttle
+            self._release_slot()
+            raise self._closed_error()
+        loop = self._loop
+        fut: asyncio.Future[Any] = loop.create_future()
+        now = loop.time()
+        deadline = now + (self._request_timeout if timeout_ms is None else timeout_ms / 1000)
+        api_key = request.API_KEY
+        self._inflight.append((corr, fut, -(api_key + 1) if raw else api_key, version, deadline, now))
+        self._last_io = now
+        if self._wbuf or len(self._inflight) > 1:
+            self._queue_write(data)
+        else:
+            transport.write(data)  # alone on the wire: no reason to wait for company
+        if self._timer is None or deadline < self._timer_at:
+            self._arm_timer(deadline)
+        return await fut
+
+    async def _send_oneway(self, request: Any, version: int) -> None:
+        if self.throttled_until and self.throttled_until > self._loop.time():
+            await self._wait_throttle()
+        corr = self._corr = (self._corr + 1) & _MAX_CORRELATION_ID
+        data = encode_request(request, version, corr, self._client_id)
+        transport = self._transport
+        if self._closed or transport is None:
+            raise self._closed_error()
+        oneway = self._oneway
+        oneway[corr] = None
+        if len(oneway) > _MAX_ONEWAY_REMEMBERED:
+            del oneway[next(iter(oneway))]
+        self._last_io = self._loop.time()
+        if self._wbuf or self._inflight:
+            self._queue_write(data)
+        else:
+            transport.write(data)
+        if self._write_paused:
+            fut: asyncio.Future[None] = self._loop.create_future()
+            self._drain_waiters.append(fut)
+            await fut
+
+    def _queue_write(self, data: bytes) -> None:
+        """Queue a frame; all frames queued in one loop iteration leave in one write.
+
+        With requests pipelined from many tasks, every response batch wakes many senders at once;
+        one ``send()`` system call for all of them instead of one each cut the client's CPU per
+        round trip by about a quarter with 16 in flight (loopback, uvloop and asyncio). A request
+        with nothing else in flight is written at once instead, which keeps sequential latency.
+        """
+        if not self._wbuf:
+            self._loop.call_soon(self._flush)
+        self._wbuf.append(data)
+
+    def _flush(self) -> None:
+        frames, self._wbuf = self._wbuf, []
+        transport = self._transport
+        if transport is not None and frames:
+            transport.write(frames[0] if len(frames) == 1 else b"".join(frames))
+
+    async def _acquire_slot(self) -> None:
+        fut: asyncio.Future[None] = self._loop.create_future()
+        self._slot_waiters.append(fut)
+        try:
+            await fut  # on success the slot was handed to us by _release_slot
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():
+                self._release_slot()  # we were handed a slot but will not use it
+            else:
+                try:
+                    self._slot_waiters.remove(fut)
+                except ValueError:
+                    pass
+            raise
+
+    def _release_slot(self) -> None:
+        waiters = self._slot_waiters
+        while waiters:
+            fut = waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)  # hand the slot over: _slots_used stays the same
+                return
+        self._slots_used -= 1
+
+    async def _wait_throttle(self) -> None:
+        while True:
+            delay = self.throttled_until - self._loop.time()
+            if delay <= 0 or self._closed:
+                return
+            await asyncio.sleep(delay)
+
+    # -- timers -----------------------------------------------------------------------------------
+
+    def _arm_timer(self, deadline: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer_at = deadline
+        self._timer = self._loop.call_at(deadline, self._check_timeouts)
+
+    def _check_timeouts(self) -> None:
+        self._timer = None
+        if self._closed:
+            return
+        now = self._loop.time() + 0.001  # call_at may fire a hair early
+        earliest = None
+        for entry in self._inflight:
+            deadline = entry[4]
+            if deadline <= now:
+                self._time_out(entry)
+                return
+            if earliest is None or deadline < earliest:
+                earliest = deadline
+        if earliest is not None:
+            self._arm_timer(earliest)
+
+    def _time_out(self, entry: _InFlight) -> None:
+        corr, fut, api_key, version, deadline, sent_at = entry
+        error = KafkaTimeoutError(
+            f"{_api_name(api_key)} v{version} request (correlation id {corr}) to {self} got no response "
+            f"within {round((deadline - sent_at) * 1000)} ms (request_timeout_ms); the connection was closed"
+        )
+        if not fut.done():
+            fut.set_exception(error)
+        log.warning("%s", error)
+        self.close(KafkaConnectionError(f"{_api_name(api_key)} request (correlation id {corr}) timed out"))
+
+    def _schedule_idle_check(self, delay: float) -> None:
+        self._idle_timer = self._loop.call_later(delay, self._check_idle)
+
+    def _check_idle(self) -> None:
+        self._idle_timer = None
+        if self._closed:
+            return
+        idle = self.settings.idle_timeout
+        quiet = self._loop.time() - self._last_io
+        if quiet >= idle - 0.001 and not self._inflight and not self._slots_used:
+            log.debug("closing %s: idle for %.0f ms (connections_max_idle_ms)", self, quiet * 1000)
+            self.close()
+        else:
+            self._schedule_idle_check(max(idle - quiet, 0.001) if not self._inflight else idle)
+
+    # -- closing ----------------------------------------------------------------------------------
+
+    def close(self, reason: BaseException | None = None) -> None:
+        """Close now; every request in flight or waiting for a slot fails with an error built from
+        ``reason`` (None: a deliberate close, e.g. idle or client shutdown). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self.state = "closed"
+        self.close_reason = reason
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            if reason is None:
+                transport.close()
+            else:
+                transport.abort()
+        if reason is not None and not isinstance(reason, asyncio.CancelledError):
+            log.debug("closed %s: %s", self, reason)
+        inflight, self._inflight = self._inflight, collections.deque()
+        for corr, fut, api_key, version, _deadline, _sent in inflight:
+            if not fut.done():
+                fut.set_exception(self._request_error(reason, api_key, version, corr))
+        waiters, self._slot_waiters = self._slot_waiters, collections.deque()
+        for fut in waiters:
+            if not fut.done():
+                fut.set_exception(self._closed_error())
+        for fut in self._drain_waiters:
+            if not fut.done():
+                fut.set_exception(self._closed_error())
+        self._drain_waiters = []
+        self._rx_parts = []
+        if self._on_close is not None:
+            try:
+                self._on_close(self, reason)
+            except Exception:
+                log.exception("on_close callback for %s failed", self)
+
+    def _request_error(
+        self, reason: BaseException | None, api_key: int, version: int, corr: int
+    ) -> KafkaError:
+        what = f"{_api_name(api_key)} v{version} request (correlation id {corr}) to {self} failed"
+        if reason is None:
+            return KafkaConnectionError(f"{what}: the connection was closed")
+        detail = reason.args[0] if isinstance(reason, KafkaError) and reason.args else str(reason)
+        error: KafkaError
+        if isinstance(reason, ProtocolError):
+            error = ProtocolError(f"{what}: {detail}")
+        elif isinstance(reason, AuthenticationFailedError):
+            error = AuthenticationFailedError(f"{what}: {detail}")
+        else:
+            error = KafkaConnectionError(f"{what}: {detail}")
+        error.__cause__ = reason
+        return error
+
+    def _closed_error(self) -> KafkaError:
+        reason = self.close_reason
+        if reason is None:
+            return KafkaConnectionError(f"connection to {self} is closed")
+        detail = reason.args[0] if isinstance(reason, KafkaError) and reason.args else str(reason)
+        if isinstance(reason, ProtocolError):
+            return ProtocolError(f"connection to {self} is closed: {detail}")
+        if isinstance(reason, AuthenticationFailedError):
+            return AuthenticationFailedError(f"connection to {self} is closed: {detail}")
+        return KafkaConnectionError(f"connection to {self} is closed: {detail}")

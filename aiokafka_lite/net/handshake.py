@@ -1,0 +1,112 @@
+"""What a new connection does before it carries requests: ApiVersions, then SASL if configured.
+
+ApiVersions goes first (Kafka allows it before authentication) so that SaslAuthenticate's version
+can be negotiated like any other API. It starts at v3 (which carries the client's name and version)
+and drops to the broker's highest ApiVersions version, or v0, when the broker answers
+UNSUPPORTED_VERSION (librdkafka's mock cluster refuses v3 this way).
+
+SASL follows KIP-152: SaslHandshake v1 names the mechanism, then SaslAuthenticate requests carry the
+mechanism's messages (see :mod:`aiokafka_lite.net.scram`). SaslHandshake v0, where the tokens travel
+without Kafka framing, is not supported.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import TYPE_CHECKING, Any
+
+from .. import __version__
+from ..errors import AuthenticationFailedError, ProtocolError, UnsupportedVersionError, for_code
+from ..protocol import decode_response
+from ..protocol.messages.api_versions import ApiVersionsRequest
+from ..protocol.messages.sasl_authenticate import SaslAuthenticateRequest
+from ..protocol.messages.sasl_handshake import SaslHandshakeRequest
+from .scram import make_sasl_client
+
+if TYPE_CHECKING:
+    from .connection import BrokerConnection
+
+__all__ = ["CLIENT_SOFTWARE_NAME", "authenticate", "negotiate_api_versions"]
+
+CLIENT_SOFTWARE_NAME = "aiokafka-lite"
+_API_VERSIONS_KEY = 18
+_UNSUPPORTED_VERSION = 35
+_UNSUPPORTED_SASL_MECHANISM = 33
+_INT16 = struct.Struct(">h")
+
+
+async def negotiate_api_versions(conn: BrokerConnection) -> None:
+    """Fill ``conn.api_versions`` from the broker's ApiVersions answer.
+
+    The answer is read raw first: a broker refusing our version answers UNSUPPORTED_VERSION in a body
+    that need not parse at the version we asked (Kafka sends v0; librdkafka's mock sends a body no
+    version parses), so the error code, right after the correlation id, is checked before decoding.
+    """
+    version = min(conn.api_versions_max, ApiVersionsRequest.MAX_VERSION)
+    timeout_ms = conn.settings.connect_timeout * 1000
+    while True:
+        request = ApiVersionsRequest(
+            client_software_name=CLIENT_SOFTWARE_NAME, client_software_version=__version__
+        )
+        frame = await conn.send(request, version, timeout_ms=timeout_ms, raw=True)
+        if len(frame) < 6:
+            raise ProtocolError(f"{conn} sent an ApiVersions answer of {len(frame)} bytes")
+        error_code = _INT16.unpack_from(frame, 4)[0]
+        if error_code == _UNSUPPORTED_VERSION and version > 0:
+            conn.api_versions_max = version = _fallback_version(frame, version)
+            continue
+        response: Any = decode_response(_API_VERSIONS_KEY, version, frame)[1]
+        if response.error_code:
+            raise for_code(response.error_code)(f"ApiVersions v{version} refused by {conn}")
+        conn.api_versions = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+        if not conn.api_versions:
+            raise UnsupportedVersionError(f"{conn} answered ApiVersions with an empty list of APIs")
+        return
+
+
+def _fallback_version(frame: bytes, refused: int) -> int:
+    """The ApiVersions version to retry with: the broker's own maximum if its v0 answer says so, else 0."""
+    try:
+        response: Any = decode_response(_API_VERSIONS_KEY, 0, frame)[1]
+    except ProtocolError:
+        return 0
+    offered = [k.max_version for k in response.api_keys if k.api_key == _API_VERSIONS_KEY]
+    return max(0, min(offered[0], refused - 1)) if offered else 0
+
+
+async def authenticate(conn: BrokerConnection) -> None:
+    """SaslHandshake + SaslAuthenticate rounds; AuthenticationFailedError says why it failed."""
+    settings = conn.settings
+    mechanism = settings.sasl_mechanism
+    client = make_sasl_client(mechanism, settings.sasl_username, settings.sasl_password)
+    timeout_ms = settings.connect_timeout * 1000
+    handshake_version = conn.version_for(SaslHandshakeRequest)
+    if handshake_version < 1:
+        raise UnsupportedVersionError(
+            f"{conn} offers only SaslHandshake v0 (unframed SASL tokens), which this client does not speak"
+        )
+    response = await conn.send(
+        SaslHandshakeRequest(mechanism=mechanism), handshake_version, timeout_ms=timeout_ms
+    )
+    if response.error_code == _UNSUPPORTED_SASL_MECHANISM:
+        raise AuthenticationFailedError(
+            f"{conn} does not enable SASL mechanism {mechanism}; it offers {list(response.mechanisms)}"
+        )
+    if response.error_code:
+        raise AuthenticationFailedError(
+            f"SaslHandshake for {mechanism} refused by {conn}: {for_code(response.error_code)()}"
+        )
+    auth_version = conn.version_for(SaslAuthenticateRequest)
+    token: bytes | None = client.first()
+    who = f"SASL {mechanism} authentication of user {settings.sasl_username!r} with {conn}"
+    while token is not None:
+        answer = await conn.send(
+            SaslAuthenticateRequest(auth_bytes=token), auth_version, timeout_ms=timeout_ms
+        )
+        if answer.error_code:
+            reason = answer.error_message or for_code(answer.error_code).message
+            raise AuthenticationFailedError(f"{who} failed: {reason}")
+        try:
+            token = client.step(bytes(answer.auth_bytes or b""))
+        except AuthenticationFailedError as exc:
+            raise AuthenticationFailedError(f"{who} failed: {exc.args[0]}") from None

@@ -1,0 +1,86 @@
+"""What a connection needs to know: its settings, and how to pick an API version.
+
+Kept apart from :mod:`aiokafka_lite.net.connection` so that version choice can be used (and tested)
+without a socket.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import UnsupportedVersionError
+
+__all__ = ["ConnectionSettings", "choose_version"]
+
+
+class ConnectionSettings:
+    """The settings a connection reads, copied out of a :class:`Config` once (attribute access on
+    ``Config`` is a dict lookup; the hot path reads plain slots)."""
+
+    __slots__ = (
+        "client_id",
+        "connect_timeout",
+        "idle_timeout",
+        "max_frame",
+        "max_in_flight",
+        "rcvbuf",
+        "request_timeout",
+        "sasl_mechanism",
+        "sasl_password",
+        "sasl_username",
+        "security_protocol",
+        "sndbuf",
+        "ssl_context",
+    )
+
+    def __init__(self, config: Any) -> None:
+        self.client_id: str | None = config.client_id
+        self.request_timeout: float = config.request_timeout_ms / 1000
+        self.connect_timeout: float = config.socket_connection_setup_timeout_ms / 1000
+        self.idle_timeout: float = config.connections_max_idle_ms / 1000
+        self.max_in_flight: int = config.max_in_flight_requests_per_connection
+        self.max_frame: int = config.receive_message_max_bytes
+        self.sndbuf: int = config.send_buffer_bytes
+        self.rcvbuf: int = config.receive_buffer_bytes
+        self.security_protocol: str = config.security_protocol
+        self.ssl_context: ssl.SSLContext | None = config.ssl_context
+        self.sasl_mechanism: str = config.sasl_mechanism
+        self.sasl_username: str | None = config.sasl_plain_username
+        self.sasl_password: str | None = config.sasl_plain_password
+
+    @property
+    def uses_tls(self) -> bool:
+        return self.security_protocol in ("SSL", "SASL_SSL")
+
+    @property
+    def uses_sasl(self) -> bool:
+        return self.security_protocol in ("SASL_PLAINTEXT", "SASL_SSL")
+
+
+def choose_version(
+    broker_versions: Mapping[int, tuple[int, int]],
+    request_cls: Any,
+    max_version: int | None = None,
+    where: str = "broker",
+) -> int:
+    """The highest version of ``request_cls`` that both sides know, capped at ``max_version``.
+
+    Raises :class:`UnsupportedVersionError` naming both ranges when they do not overlap.
+    """
+    api_key = request_cls.API_KEY
+    span = broker_versions.get(api_key)
+    if span is None:
+        raise UnsupportedVersionError(f"{where} does not offer {request_cls.NAME} (API key {api_key})")
+    high = min(span[1], request_cls.MAX_VERSION)
+    if max_version is not None:
+        high = min(high, max_version)
+    low = max(span[0], request_cls.MIN_VERSION)
+    if high < low:
+        cap = f", capped at v{max_version}" if max_version is not None else ""
+        raise UnsupportedVersionError(
+            f"no common version of {request_cls.NAME}: {where} offers v{span[0]}-v{span[1]}, "
+            f"this client v{request_cls.MIN_VERSION}-v{request_cls.MAX_VERSION}{cap}"
+        )
+    return high

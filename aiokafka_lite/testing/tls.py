@@ -1,0 +1,329 @@
+"""TLS for tests: a throw-away CA and server certificate, and a real TLS terminator before Tansu.
+
+Tansu cannot serve TLS itself (see shared/brokers.md), so :class:`TlsBroker` runs Debian's
+``stunnel4`` (or ``socat``) on one loopback port, decrypting into a Tansu that listens on another
+port but *advertises* the terminator's address: every connection the client opens after metadata
+goes through TLS too. Certificates come from the ``openssl`` command line (EC P-256 keys, valid two
+days, SAN ``IP:127.0.0.1`` and ``DNS:localhost``). Every process is stopped by its PID.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Literal
+
+from ..embedded import find_broker_binary, free_port, probe_api_versions, read_tail, stop_pid
+from ..errors import KafkaError
+
+__all__ = [
+    "CertificateSet",
+    "TansuProcess",
+    "TlsBroker",
+    "TlsSetupError",
+    "TlsTerminator",
+    "make_certificates",
+]
+
+LOOPBACK = "127.0.0.1"
+Terminator = Literal["stunnel", "socat"]
+
+
+class TlsSetupError(KafkaError):
+    """Certificates could not be made, or a terminator or broker did not come up."""
+
+
+@dataclass(frozen=True)
+class CertificateSet:
+    """PEM files of a CA and of a server certificate it signed."""
+
+    directory: Path
+    ca_cert: Path
+    ca_key: Path
+    server_cert: Path
+    server_key: Path
+
+    def client_context(self) -> ssl.SSLContext:
+        """A client context that trusts only this CA (and checks the host name)."""
+        return ssl.create_default_context(cafile=str(self.ca_cert))
+
+
+def _openssl(args: list[str], cwd: Path) -> None:
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        raise TlsSetupError("the openssl command is not installed")
+    proc = subprocess.run([openssl, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0:
+        raise TlsSetupError(f"openssl {' '.join(args[:2])} failed: {proc.stderr.strip()}")
+
+
+def make_certificates(directory: str | os.PathLike[str] | None = None, name: str = "test") -> CertificateSet:
+    """Create ``<name>-ca.pem``/``-ca.key`` and ``<name>-server.pem``/``-server.key`` in ``directory``
+    (a new temporary directory by default). Call twice for a CA that the other set does not trust."""
+    path = Path(directory) if directory is not None else Path(tempfile.mkdtemp(prefix="aiokafka-lite-tls-"))
+    path.mkdir(parents=True, exist_ok=True)
+    ca_key, ca_cert = path / f"{name}-ca.key", path / f"{name}-ca.pem"
+    key, csr, cert = path / f"{name}-server.key", path / f"{name}-server.csr", path / f"{name}-server.pem"
+    ext = path / f"{name}-server.ext"
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    _openssl(
+        [
+            "req",
+            "-x509",
+            *ec,
+            "-keyout",
+            ca_key.name,
+            "-out",
+            ca_cert.name,
+            "-days",
+            "2",
+            "-subj",
+            f"/CN=aiokafka-lite {name} CA",
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,keyCertSign,cRLSign",
+        ],
+        path,
+    )
+    _openssl(["req", *ec, "-keyout", key.name, "-out", csr.name, "-subj", "/CN=127.0.0.1"], path)
+    ext.write_text(
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
+        "basicConstraints=CA:FALSE\n"
+        "keyUsage=critical,digitalSignature,keyEncipherment\n"
+        "extendedKeyUsage=serverAuth\n"
+    )
+    _openssl(
+        [
+            "x509",
+            "-req",
+            "-in",
+            csr.name,
+            "-CA",
+            ca_cert.name,
+            "-CAkey",
+            ca_key.name,
+            "-CAcreateserial",
+            "-out",
+            cert.name,
+            "-days",
+            "2",
+            "-extfile",
+            ext.name,
+        ],
+        path,
+    )
+    return CertificateSet(path, ca_cert, ca_key, cert, key)
+
+
+def _wait_for_port(
+    host: str, port: int, proc: subprocess.Popen[bytes], what: str, log: Path, timeout: float = 10.0
+) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise TlsSetupError(f"{what} exited with status {proc.returncode}:\n{read_tail(log)}")
+        try:
+            with socket.create_connection((host, port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.02)
+    raise TlsSetupError(f"{what} did not listen on {host}:{port} within {timeout}s:\n{read_tail(log)}")
+
+
+class TlsTerminator:
+    """A TLS server on ``host:port`` forwarding plaintext to ``upstream`` (stunnel or socat)."""
+
+    def __init__(
+        self,
+        upstream: tuple[str, int],
+        certs: CertificateSet,
+        *,
+        kind: Terminator = "stunnel",
+        port: int | None = None,
+        log_dir: Path | None = None,
+    ) -> None:
+        if kind not in ("stunnel", "socat"):
+            raise TlsSetupError(f"unknown terminator {kind!r}; expected 'stunnel' or 'socat'")
+        self.kind = kind
+        self.upstream = upstream
+        self.certs = certs
+        self.host = LOOPBACK
+        self.port = port or free_port()
+        self.log_path = (log_dir or certs.directory) / f"{kind}-{self.port}.log"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pid(self) -> int:
+        if self._proc is None:
+            raise TlsSetupError("the terminator was never started")
+        return self._proc.pid
+
+    def _argv(self) -> list[str]:
+        up_host, up_port = self.upstream
+        if self.kind == "stunnel":
+            exe = shutil.which("stunnel4") or shutil.which("stunnel")
+            if exe is None:
+                raise TlsSetupError("stunnel4 is not installed")
+            conf = self.certs.directory / f"stunnel-{self.port}.conf"
+            conf.write_text(
+                "foreground = yes\npid =\n"
+                f"[kafka]\naccept = {self.host}:{self.port}\nconnect = {up_host}:{up_port}\n"
+                f"cert = {self.certs.server_cert}\nkey = {self.certs.server_key}\n"
+            )
+            return [exe, str(conf)]
+        exe = shutil.which("socat")
+        if exe is None:
+            raise TlsSetupError("socat is not installed")
+        listen = (
+            f"OPENSSL-LISTEN:{self.port},bind={self.host},reuseaddr,fork,"
+            f"cert={self.certs.server_cert},key={self.certs.server_key},verify=0"
+        )
+        return [exe, listen, f"TCP:{up_host}:{up_port}"]
+
+    def start(self) -> None:
+        argv = self._argv()
+        with open(self.log_path, "ab") as log:
+            # A session of its own: socat forks a child per connection, and stop() signals the group.
+            self._proc = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        try:
+            _wait_for_port(self.host, self.port, self._proc, self.kind, self.log_path)
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, 15)  # the group led by the PID we started (socat's children)
+            except ProcessLookupError:
+                pass
+        stop_pid(proc, grace=3.0)
+
+
+class TansuProcess:
+    """Tansu listening on ``port`` but advertising ``advertised`` (a terminator's or a front's)."""
+
+    def __init__(
+        self, advertised: tuple[str, int], *, port: int | None = None, log_dir: Path | None = None
+    ) -> None:
+        self.host = LOOPBACK
+        self.port = port or free_port()
+        self.advertised = advertised
+        self._own_dir = None if log_dir is not None else Path(tempfile.mkdtemp(prefix="aiokafka-lite-tansu-"))
+        self.log_path = Path(log_dir or self._own_dir or ".") / f"tansu-{self.port}.log"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pid(self) -> int:
+        if self._proc is None:
+            raise TlsSetupError("tansu was never started")
+        return self._proc.pid
+
+    def start(self, timeout: float = 20.0) -> None:
+        binary = find_broker_binary("tansu")
+        adv_host, adv_port = self.advertised
+        argv = [
+            str(binary),
+            "broker",
+            "--listener-url",
+            f"tcp://{self.host}:{self.port}",
+            "--advertised-listener-url",
+            f"tcp://{adv_host}:{adv_port}",
+        ]
+        env = dict(os.environ, NO_COLOR="1")
+        with open(self.log_path, "ab") as log:
+            self._proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
+        deadline = time.monotonic() + timeout
+        while True:
+            if self._proc.poll() is not None:
+                raise TlsSetupError(
+                    f"tansu exited with status {self._proc.returncode}:\n{read_tail(self.log_path)}"
+                )
+            try:
+                probe_api_versions(self.host, self.port, timeout=1.0)
+                return
+            except KafkaError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise TlsSetupError(
+                        f"tansu did not answer within {timeout}s:\n{read_tail(self.log_path)}"
+                    ) from None
+                time.sleep(0.02)
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            stop_pid(proc, grace=3.0)
+        if self._own_dir is not None:
+            shutil.rmtree(self._own_dir, ignore_errors=True)
+
+
+class TlsBroker:
+    """Tansu behind a TLS terminator: ``bootstrap`` is the TLS address; ``client_context()`` trusts it.
+
+    ``upstream`` replaces Tansu as the terminator's target (e.g. a SASL front, for SASL_SSL); the
+    caller then runs that target and whatever it forwards to.
+    """
+
+    def __init__(self, kind: Terminator = "stunnel", *, upstream: tuple[str, int] | None = None) -> None:
+        self.directory = Path(tempfile.mkdtemp(prefix="aiokafka-lite-tls-"))
+        self.certs = make_certificates(self.directory)
+        self.host = LOOPBACK
+        self.port = free_port()
+        self.tansu: TansuProcess | None = None
+        if upstream is None:
+            self.tansu = TansuProcess((self.host, self.port), log_dir=self.directory)
+            upstream = (self.tansu.host, self.tansu.port)
+        self.terminator = TlsTerminator(upstream, self.certs, kind=kind, port=self.port)
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def client_context(self) -> ssl.SSLContext:
+        return self.certs.client_context()
+
+    def start(self) -> None:
+        try:
+            if self.tansu is not None:
+                self.tansu.start()
+            self.terminator.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        self.terminator.stop()
+        if self.tansu is not None:
+            self.tansu.stop()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def __enter__(self) -> TlsBroker:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
