@@ -139,6 +139,8 @@ def decode_response(api_key: int, api_version: int, frame: Buffer) -> tuple[int,
 
     An ApiVersions response that does not parse at the requested version is re-read as v0, as Kafka's
     client does: a broker answers an ApiVersions version it does not know with a v0 UNSUPPORTED_VERSION body.
+    Bytes after a complete response body are ignored, as the Java client ignores them: librdkafka's mock
+    cluster, for one, ends Metadata v9+ answers with a spare byte.
     """
     cls = RESPONSE_CLASSES.get(api_key)
     if cls is None:
@@ -149,11 +151,11 @@ def decode_response(api_key: int, api_version: int, frame: Buffer) -> tuple[int,
         pos = skip_tags(frame, pos)
     body = memoryview(frame)[pos:]
     try:
-        return correlation_id, cls.decode(body, api_version)
+        return correlation_id, cls.decode(body, api_version, allow_trailing=True)
     except ProtocolError:
         if api_key != _API_VERSIONS_KEY or api_version == 0:
             raise
-        return correlation_id, cls.decode(body, 0)
+        return correlation_id, cls.decode(body, 0, allow_trailing=True)
 
 
 def decode_request(frame: Buffer) -> tuple[Message, Message]:
