@@ -1,0 +1,219 @@
+"""The Admin client's plumbing: lifecycle, routing requests to the right node, retries.
+
+Kafka admin requests must reach a particular broker: the controller (topic creation and deletion,
+partition growth), a partition's leader (offsets, record deletion), a group's coordinator (group
+requests), or every broker (ListGroups). The routing helpers here find that node from the shared
+:class:`~aiokafka_lite.net.KafkaClient` and the retry loop re-routes when the broker says it is
+not (or no longer) that node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
+from types import TracebackType
+from typing import Any, TypeVar
+
+from .. import errors
+from ..config import ADMIN, Config, dotted_to_kwargs
+from ..net import KafkaClient
+from ..structs import TopicPartition
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+A = TypeVar("A", bound="AdminCore")
+
+#: Errors that mean "ask someone else": refresh metadata (or re-find the coordinator) and retry.
+_REROUTE = (errors.NotControllerError, errors.NotCoordinatorError, errors.NotLeaderOrFollowerError,
+            errors.LeaderNotAvailableError, errors.UnknownTopicOrPartitionError,
+            errors.KafkaConnectionError)
+
+
+def broker_error(code: int, subject: str, message: str | None = None) -> errors.BrokerResponseError:
+    """The error class for ``code``, its message naming the topic / group / partition it is about."""
+    detail = subject if not message else f"{subject}: {message}"
+    return errors.for_code(code)(detail)
+
+
+def describe_tp(tp: TopicPartition) -> str:
+    return f"partition {tp.topic}[{tp.partition}]"
+
+
+class AdminCore:
+    """Settings, lifecycle and routing shared by the Admin's operations."""
+
+    def __init__(self, *, api_version_caps: Mapping[str | int, int] | None = None, **settings: Any) -> None:
+        """``settings`` are the common client settings; ``api_version_caps`` (``{"Metadata": 12}``)
+        caps the versions used, for a broker that mis-encodes a version it claims."""
+        self.config = Config(ADMIN, settings)
+        self._caps = dict(api_version_caps or {})
+        self._client: KafkaClient | None = None
+        self._timeout = self.config.request_timeout_ms / 1000
+        self._backoff = self.config.retry_backoff_ms / 1000
+
+    @classmethod
+    def from_config(cls: type[A], config: Mapping[str, Any]) -> A:
+        """Build from Kafka's dotted setting names: ``{"bootstrap.servers": "127.0.0.1:9092"}``."""
+        return cls(**dotted_to_kwargs(config))
+
+    # -- lifecycle --------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect to a bootstrap server and learn the brokers (KafkaConnectionError if none answers)."""
+        if self._client is not None:
+            return
+        client = KafkaClient(self.config, allow_auto_create_topics=False, api_version_caps=self._caps)
+        try:
+            await client.start()
+        except BaseException:
+            await client.close()
+            raise
+        self._client = client
+
+    async def stop(self) -> None:
+        """Close every connection. Idempotent."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+    close = stop
+
+    async def __aenter__(self: A) -> A:
+        await self.start()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.stop()
+
+    @property
+    def client(self) -> KafkaClient:
+        if self._client is None:
+            raise errors.IllegalStateError("Admin is not started: use `async with Admin(...)` or start()")
+        return self._client
+
+    # -- routing ----------------------------------------------------------------------------------
+
+    async def _controller(self) -> int:
+        """The controller's node id (any broker when the cluster reports none)."""
+        client = self.client
+        controller = client.cluster.controller_id
+        if controller is None or controller < 0 or client.cluster.broker(controller) is None:
+            await client.refresh_metadata()
+            controller = client.cluster.controller_id
+        if controller is None or controller < 0 or client.cluster.broker(controller) is None:
+            return await client.any_ready_node()
+        return controller
+
+    async def _leaders(self, tps: Iterable[TopicPartition]) -> tuple[dict[int, list[TopicPartition]],
+                                                                        dict[TopicPartition, BaseException]]:
+        """Group ``tps`` by leader; partitions without one come back as errors (retriable or not)."""
+        wanted = list(tps)
+        client = self.client
+        topics = {tp.topic for tp in wanted}
+        cluster = client.cluster
+        if any(cluster.leader_for(tp) is None or cluster.leader_for(tp) == -1 for tp in wanted) or \
+                cluster.need_update:
+            cluster = await client.refresh_metadata(topics)
+        by_leader: dict[int, list[TopicPartition]] = {}
+        failed: dict[TopicPartition, BaseException] = {}
+        for tp in wanted:
+            leader = cluster.leader_for(tp)
+            if leader is None:
+                code = cluster.topic_error(tp.topic)
+                parts = cluster.partitions_for(tp.topic)
+                if code and code != errors.UnknownTopicOrPartitionError.errno:
+                    failed[tp] = broker_error(code, f"topic {tp.topic!r}")
+                else:
+                    detail = (f"{describe_tp(tp)} does not exist (partitions 0..{max(parts)} do)" if parts
+                              else f"topic {tp.topic!r} does not exist")
+                    missing = errors.UnknownTopicOrPartitionError(detail)
+                    missing.retriable = False  # the broker just said so; waiting will not create it
+                    failed[tp] = missing
+            elif leader < 0:
+                failed[tp] = errors.LeaderNotAvailableError(describe_tp(tp))
+            else:
+                by_leader.setdefault(leader, []).append(tp)
+        return by_leader, failed
+
+    # -- retries ----------------------------------------------------------------------------------
+
+    async def _retrying(
+        self, items: Iterable[K], attempt: Callable[[list[K]], Awaitable[Mapping[K, Any]]], *, what: str,
+        final: tuple[type[BaseException], ...] = (errors.UnknownTopicOrPartitionError,),
+    ) -> dict[K, Any]:
+        """Run ``attempt(pending)`` until every item has a final answer or the request timeout passes.
+
+        ``attempt`` maps each item to its result or to an exception; retriable exceptions (and
+        retriable failures of the whole attempt) send the item round again after ``retry_backoff_ms``,
+        with fresh metadata when the error says the routing was wrong. Not retried: errors of the
+        ``final`` types (by default a topic the broker does not know; only a partition leader's answer
+        may be stale, and those callers pass ``final=()``), and a lost connection after the third time
+        (a broker that drops the connection on a request will drop it again). Returns item -> result
+        or final exception; the caller decides how to raise.
+        """
+        pending = list(dict.fromkeys(items))
+        done: dict[K, Any] = {}
+        deadline = time.monotonic() + self._timeout
+        last: dict[K, BaseException] = {}
+        disconnects = 0
+        while pending:
+            try:
+                answers = await attempt(pending)
+            except errors.KafkaError as exc:
+                if not exc.retriable:
+                    raise
+                answers = {k: exc for k in pending}
+            retry: list[K] = []
+            reroute = False
+            lost = any(isinstance(a, errors.KafkaConnectionError) for a in answers.values())
+            disconnects += lost
+            for k in pending:
+                answer = answers.get(k, errors.ProtocolError(f"the broker's {what} answer left out {k!r}"))
+                if isinstance(answer, errors.KafkaConnectionError) and disconnects > 2:
+                    done[k] = answer
+                elif (isinstance(answer, errors.KafkaError) and answer.retriable
+                        and not isinstance(answer, final)):
+                    retry.append(k)
+                    last[k] = answer
+                    reroute = reroute or isinstance(answer, _REROUTE) or answer.invalid_metadata
+                else:
+                    done[k] = answer
+            pending = retry
+            if not pending:
+                break
+            if time.monotonic() + self._backoff > deadline:
+                for k in pending:
+                    cause = last[k]
+                    timeout = errors.KafkaTimeoutError(
+                        f"{what} did not succeed within {self.config.request_timeout_ms} ms; "
+                        f"last error: {cause}")
+                    timeout.__cause__ = cause
+                    done[k] = timeout
+                break
+            if reroute:
+                self.client.request_metadata_update()
+            await asyncio.sleep(self._backoff)
+        return done
+
+    @staticmethod
+    def _raise_first(results: Mapping[Any, Any], order: Iterable[Any]) -> None:
+        """Raise the first error among ``results`` (in ``order``), noting how many others failed."""
+        failures = [k for k in order if isinstance(results.get(k), BaseException)]
+        if not failures:
+            return
+        first = results[failures[0]]
+        if len(failures) > 1 and isinstance(first, errors.KafkaError) and first.args:
+            first.args = (f"{first.args[0]} (and {len(failures) - 1} more failed)", *first.args[1:])
+        raise first
+
+    async def _send(self, node_id: int, request: Any, *, max_version: int | None = None,
+                    version: int | None = None, timeout_ms: int | None = None) -> Any:
+        return await self.client.send(node_id, request, version=version, max_version=max_version,
+                                      timeout_ms=timeout_ms)
+
+    async def _version(self, node_id: int, request_cls: Any, max_version: int | None = None) -> int:
+        """The version to send on ``node_id`` (UnsupportedVersionError names a missing API)."""
+        await self.client.ready(node_id)
+        return self.client.api_version(node_id, request_cls, max_version)

@@ -1,0 +1,206 @@
+"""Consumer group operations of the Admin client: each request goes to the group's coordinator,
+except ListGroups, which every broker answers for the groups it coordinates."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from typing import Any
+
+from .. import errors
+from ..protocol import decode_assignment, decode_subscription
+from ..protocol.messages.delete_groups import DeleteGroupsRequest
+from ..protocol.messages.describe_groups import DescribeGroupsRequest
+from ..protocol.messages.list_groups import ListGroupsRequest
+from ..protocol.messages.offset_fetch import (
+    OffsetFetchRequest,
+    OffsetFetchRequestGroup,
+    OffsetFetchRequestTopic,
+    OffsetFetchRequestTopics,
+)
+from ..structs import OffsetAndMetadata, TopicPartition
+from ._core import AdminCore, broker_error
+from .types import GroupDescription, GroupListing, MemberDescription
+
+_OFFSET_FETCH_MAX = 9  # v10 names topics by id only
+
+
+def _check_group(group_id: Any) -> str:
+    if not isinstance(group_id, str) or not group_id:
+        raise errors.IllegalArgumentError(f"a group id must be a non-empty str, got {group_id!r}")
+    return group_id
+
+
+def _member(m: Any, protocol_type: str) -> MemberDescription:
+    """A member with its consumer-protocol assignment and subscription decoded when they parse."""
+    assignment: list[TopicPartition] = []
+    subscription: list[str] = []
+    if protocol_type == "consumer":
+        try:
+            if m.member_assignment:
+                _, a = decode_assignment(m.member_assignment)
+                assignment = sorted(TopicPartition(t.topic, p) for t in a.assigned_partitions
+                                    for p in t.partitions)
+            if m.member_metadata:
+                _, s = decode_subscription(m.member_metadata)
+                subscription = list(s.topics)
+        except errors.KafkaError:
+            pass  # another client's bytes we cannot read: the raw bytes are still there
+    return MemberDescription(
+        member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
+        client_host=m.client_host, assignment=assignment, subscription=subscription,
+        raw_metadata=bytes(m.member_metadata or b""), raw_assignment=bytes(m.member_assignment or b""))
+
+
+class GroupOps(AdminCore):
+    """list_groups, describe_groups, delete_groups, list_consumer_group_offsets."""
+
+    async def list_groups(self) -> list[GroupListing]:
+        """Every group on every broker, sorted by id."""
+        client = self.client
+        if not client.cluster.brokers():
+            await client.refresh_metadata()
+        nodes = sorted(b.node_id for b in client.cluster.brokers())
+
+        async def attempt(pending: list[int]) -> dict[int, Any]:
+            async def one(node: int) -> Any:
+                try:
+                    response = await self._send(node, ListGroupsRequest())
+                except errors.KafkaError as exc:
+                    return exc
+                if response.error_code:
+                    return broker_error(response.error_code, f"ListGroups on node {node}")
+                return [GroupListing(g.group_id, g.protocol_type, getattr(g, "group_state", ""),
+                                     getattr(g, "group_type", "")) for g in response.groups]
+            answers = await asyncio.gather(*(one(n) for n in pending))
+            return dict(zip(pending, answers, strict=True))
+
+        results = await self._retrying(nodes, attempt, what="ListGroups")
+        self._raise_first(results, nodes)
+        merged = {g.group_id: g for node in nodes for g in results[node]}
+        return [merged[k] for k in sorted(merged)]
+
+    async def _coordinators(self, groups: list[str]) -> tuple[dict[int, list[str]], dict[str, BaseException]]:
+        found = await asyncio.gather(*(self.client.find_coordinator(g, 0) for g in groups),
+                                     return_exceptions=True)
+        by_node: dict[int, list[str]] = {}
+        failed: dict[str, BaseException] = {}
+        for g, node in zip(groups, found, strict=True):
+            if isinstance(node, BaseException):
+                if not isinstance(node, Exception):
+                    raise node
+                failed[g] = node
+            else:
+                by_node.setdefault(node, []).append(g)
+        return by_node, failed
+
+    async def describe_groups(self, group_ids: Iterable[str]) -> list[GroupDescription]:
+        """State, protocol and members of each group (in the order asked), with consumer
+        members' assignments and subscriptions decoded. An unknown group comes back in state "Dead"
+        (older brokers) or raises GroupIdNotFoundError naming it."""
+        groups = list(dict.fromkeys(_check_group(g) for g in group_ids))
+        if not groups:
+            return []
+
+        async def attempt(pending: list[str]) -> dict[str, Any]:
+            by_node, failed = await self._coordinators(pending)
+            out: dict[str, Any] = dict(failed)
+            for node, batch in by_node.items():
+                response = await self._send(node, DescribeGroupsRequest(groups=batch))
+                for g in response.groups:
+                    if g.error_code:
+                        out[g.group_id] = broker_error(g.error_code, f"group {g.group_id!r}",
+                                                       getattr(g, "error_message", None))
+                        continue
+                    out[g.group_id] = GroupDescription(
+                        group_id=g.group_id, state=g.group_state, protocol_type=g.protocol_type,
+                        protocol=g.protocol_data, members=[_member(m, g.protocol_type) for m in g.members])
+            return out
+
+        results = await self._retrying(groups, attempt, what="DescribeGroups")
+        self._raise_first(results, groups)
+        return [results[g] for g in groups]
+
+    async def delete_groups(self, group_ids: Iterable[str]) -> None:
+        """Delete groups (they must have no members); raises the first group's error, naming it."""
+        groups = list(dict.fromkeys(_check_group(g) for g in group_ids))
+        if not groups:
+            return
+
+        async def attempt(pending: list[str]) -> dict[str, Any]:
+            by_node, failed = await self._coordinators(pending)
+            out: dict[str, Any] = dict(failed)
+            for node, batch in by_node.items():
+                response = await self._send(node, DeleteGroupsRequest(groups_names=batch))
+                for r in response.results:
+                    out[r.group_id] = (broker_error(r.error_code, f"group {r.group_id!r}")
+                                       if r.error_code else None)
+            return out
+
+        results = await self._retrying(groups, attempt, what="DeleteGroups")
+        self._raise_first(results, groups)
+
+    async def list_consumer_group_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartition] | None = None, *,
+        require_stable: bool = False,
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        """The group's committed offsets (every partition it committed, or just ``partitions``).
+
+        Partitions without a committed offset are left out.
+        """
+        group = _check_group(group_id)
+        wanted = None if partitions is None else sorted(set(partitions))
+        topics: dict[str, list[int]] = {}
+        for tp in wanted or ():
+            topics.setdefault(tp.topic, []).append(tp.partition)
+
+        async def attempt(pending: list[str]) -> dict[str, Any]:
+            by_node, failed = await self._coordinators(pending)
+            out: dict[str, Any] = dict(failed)
+            for node in by_node:
+                version = await self._version(node, OffsetFetchRequest, _OFFSET_FETCH_MAX)
+                if version >= 8:
+                    request = OffsetFetchRequest(groups=[OffsetFetchRequestGroup(
+                        group_id=group, topics=None if wanted is None else [
+                            OffsetFetchRequestTopics(name=t, partition_indexes=ps)
+                            for t, ps in topics.items()])],
+                        require_stable=require_stable)
+                else:
+                    if wanted is None and version < 2:
+                        raise errors.UnsupportedVersionError(
+                            f"node {node} cannot list all of a group's offsets (OffsetFetch v{version})")
+                    request = OffsetFetchRequest(group_id=group, topics=None if wanted is None else [
+                        OffsetFetchRequestTopic(name=t, partition_indexes=ps) for t, ps in topics.items()])
+                    if version >= 7:
+                        request.require_stable = require_stable
+                response = await self._send(node, request, version=version)
+                out[group] = self._offsets(response, version, group)
+            return out
+
+        results = await self._retrying([group], attempt, what="OffsetFetch")
+        self._raise_first(results, [group])
+        offsets: dict[TopicPartition, OffsetAndMetadata] = results[group]
+        return offsets
+
+    @staticmethod
+    def _offsets(response: Any, version: int, group: str) -> Any:
+        if version >= 8:
+            if len(response.groups) != 1:
+                return errors.ProtocolError(f"OffsetFetch for one group answered {len(response.groups)}")
+            body = response.groups[0]
+            code, topics = body.error_code, body.topics
+        else:
+            code, topics = getattr(response, "error_code", 0), response.topics
+        if code:
+            return broker_error(code, f"group {group!r}")
+        out: dict[TopicPartition, OffsetAndMetadata] = {}
+        for t in topics:
+            for p in t.partitions:
+                tp = TopicPartition(t.name, p.partition_index)
+                if p.error_code:
+                    return broker_error(p.error_code,
+                                        f"group {group!r} partition {t.name}[{p.partition_index}]")
+                if p.committed_offset >= 0:
+                    out[tp] = OffsetAndMetadata(p.committed_offset, p.metadata or "",
+                                                getattr(p, "committed_leader_epoch", -1))
+        return out

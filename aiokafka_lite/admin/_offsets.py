@@ -1,0 +1,131 @@
+"""Partition offset operations of the Admin client, each sent to the partition's leader."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from .. import errors
+from ..protocol.messages.delete_records import (
+    DeleteRecordsPartition,
+    DeleteRecordsRequest,
+    DeleteRecordsTopic,
+)
+from ..protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
+from ..structs import TopicPartition
+from ._core import AdminCore, broker_error, describe_tp
+from .types import ListOffsetsResult
+
+#: ListOffsets' special timestamps.
+OFFSET_SPECS = {"latest": -1, "earliest": -2, "max_timestamp": -3}
+_ISOLATION = {"read_uncommitted": 0, "read_committed": 1}
+
+
+def _check_tp(tp: Any) -> TopicPartition:
+    if not (isinstance(tp, tuple) and len(tp) == 2 and isinstance(tp[0], str) and tp[0]
+            and isinstance(tp[1], int) and not isinstance(tp[1], bool) and tp[1] >= 0):
+        raise errors.IllegalArgumentError(f"expected TopicPartition(topic, partition >= 0), got {tp!r}")
+    return TopicPartition(*tp)
+
+
+def _by_topic(items: Mapping[TopicPartition, int]) -> dict[str, list[tuple[int, int]]]:
+    out: dict[str, list[tuple[int, int]]] = {}
+    for tp, value in items.items():
+        out.setdefault(tp.topic, []).append((tp.partition, value))
+    return out
+
+
+class OffsetOps(AdminCore):
+    """list_offsets and delete_records."""
+
+    async def _per_leader(self, wanted: Mapping[TopicPartition, int], what: str,
+                          call: Any) -> dict[TopicPartition, Any]:
+        """Send ``call(node, {tp: value})`` to each partition's leader, retrying re-routable errors."""
+
+        async def attempt(pending: list[TopicPartition]) -> dict[TopicPartition, Any]:
+            by_leader, out = await self._leaders(pending)
+            answers = await asyncio.gather(
+                *(call(node, {tp: wanted[tp] for tp in tps}) for node, tps in by_leader.items()),
+                return_exceptions=True)
+            for tps, answer in zip(by_leader.values(), answers, strict=True):
+                if isinstance(answer, BaseException):
+                    if not isinstance(answer, Exception):
+                        raise answer
+                    out.update({tp: answer for tp in tps})
+                else:
+                    out.update(answer)
+            return out
+
+        order = list(wanted)
+        results = await self._retrying(order, attempt, what=what, final=())
+        self._raise_first(results, order)
+        return results
+
+    async def list_offsets(
+        self, specs: Mapping[TopicPartition, str | int], *, isolation_level: str = "read_uncommitted",
+    ) -> dict[TopicPartition, ListOffsetsResult]:
+        """Offsets by spec: ``"earliest"``, ``"latest"``, ``"max_timestamp"`` or a timestamp in ms
+        (the first offset whose timestamp is at or after it; offset -1 when there is none)."""
+        if isolation_level not in _ISOLATION:
+            raise errors.IllegalArgumentError(
+                f"isolation_level must be 'read_uncommitted' or 'read_committed', got {isolation_level!r}")
+        wanted: dict[TopicPartition, int] = {}
+        for tp, spec in specs.items():
+            tp = _check_tp(tp)
+            if isinstance(spec, str) and spec in OFFSET_SPECS:
+                wanted[tp] = OFFSET_SPECS[spec]
+            elif isinstance(spec, int) and not isinstance(spec, bool) and spec >= 0:
+                wanted[tp] = spec
+            else:
+                raise errors.IllegalArgumentError(
+                    f"{describe_tp(tp)}: offset spec must be 'earliest', 'latest', 'max_timestamp' or a "
+                    f"timestamp in ms >= 0, got {spec!r}")
+        isolation = _ISOLATION[isolation_level]
+
+        async def call(node: int, batch: dict[TopicPartition, int]) -> dict[TopicPartition, Any]:
+            request = ListOffsetsRequest(replica_id=-1, isolation_level=isolation, topics=[
+                ListOffsetsTopic(name=t, partitions=[
+                    ListOffsetsPartition(partition_index=p, timestamp=ts) for p, ts in parts])
+                for t, parts in _by_topic(batch).items()])
+            response = await self._send(node, request)
+            out: dict[TopicPartition, Any] = {}
+            for t in response.topics:
+                for p in t.partitions:
+                    tp = TopicPartition(t.name, p.partition_index)
+                    out[tp] = (broker_error(p.error_code, describe_tp(tp)) if p.error_code
+                               else ListOffsetsResult(p.offset, p.timestamp, getattr(p, "leader_epoch", -1)))
+            return out
+
+        results = await self._per_leader(wanted, "ListOffsets", call)
+        return {tp: results[tp] for tp in wanted}
+
+    async def delete_records(self, offsets: Mapping[TopicPartition, int], *,
+                             timeout_ms: int | None = None) -> dict[TopicPartition, int]:
+        """Delete records before ``offset`` in each partition (-1: up to the high watermark);
+        returns each partition's new low watermark."""
+        wanted: dict[TopicPartition, int] = {}
+        for tp, offset in offsets.items():
+            tp = _check_tp(tp)
+            if isinstance(offset, bool) or not isinstance(offset, int) or offset < -1:
+                raise errors.IllegalArgumentError(
+                    f"{describe_tp(tp)}: delete_records takes an offset >= 0 (or -1 for the high "
+                    f"watermark), got {offset!r}")
+            wanted[tp] = offset
+        wait = timeout_ms if timeout_ms is not None else self.config.request_timeout_ms
+
+        async def call(node: int, batch: dict[TopicPartition, int]) -> dict[TopicPartition, Any]:
+            request = DeleteRecordsRequest(timeout_ms=wait, topics=[
+                DeleteRecordsTopic(name=t, partitions=[
+                    DeleteRecordsPartition(partition_index=p, offset=o) for p, o in parts])
+                for t, parts in _by_topic(batch).items()])
+            response = await self._send(node, request, timeout_ms=wait + self.config.request_timeout_ms)
+            out: dict[TopicPartition, Any] = {}
+            for t in response.topics:
+                for p in t.partitions:
+                    tp = TopicPartition(t.name, p.partition_index)
+                    out[tp] = broker_error(p.error_code, describe_tp(tp)) if p.error_code else p.low_watermark
+            return out
+
+        results = await self._per_leader(wanted, "DeleteRecords", call)
+        return {tp: results[tp] for tp in wanted}

@@ -1,0 +1,299 @@
+"""Topic, config and cluster operations of the Admin client."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .. import errors
+from ..protocol.messages.create_partitions import (
+    CreatePartitionsAssignment,
+    CreatePartitionsRequest,
+    CreatePartitionsTopic,
+)
+from ..protocol.messages.create_topics import (
+    CreatableReplicaAssignment,
+    CreatableTopic,
+    CreatableTopicConfig,
+    CreateTopicsRequest,
+)
+from ..protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicState
+from ..protocol.messages.describe_cluster import DescribeClusterRequest
+from ..protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
+from ..protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from ..structs import BrokerInfo, NewTopic, PartitionInfo
+from ._core import AdminCore, broker_error
+from .types import (
+    CONFIG_SOURCES,
+    CONFIG_TYPES,
+    ClusterDescription,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSynonym,
+    NewPartitions,
+    TopicDescription,
+)
+
+_ZERO_UUID = uuid.UUID(int=0)
+_METADATA_MAX = 12  # v13 adds nothing we read; capped so the request stays name-based
+_INTERNAL_PREFIX = "__"
+
+
+def _check_topic_name(name: Any) -> str:
+    if not isinstance(name, str) or not name:
+        raise errors.IllegalArgumentError(f"a topic name must be a non-empty str, got {name!r}")
+    return name
+
+
+def _new_topic(topic: NewTopic | str) -> NewTopic:
+    if isinstance(topic, str):
+        topic = NewTopic(topic)
+    if not isinstance(topic, NewTopic):
+        raise errors.IllegalArgumentError(f"create_topics takes NewTopic objects, got {topic!r}")
+    _check_topic_name(topic.name)
+    for field in ("num_partitions", "replication_factor"):
+        value = getattr(topic, field)
+        if isinstance(value, bool) or not isinstance(value, int) or (value < 1 and value != -1):
+            raise errors.IllegalArgumentError(
+                f"topic {topic.name!r}: {field} must be a positive int or -1 (the broker's default), "
+                f"got {value!r}")
+    return topic
+
+
+class TopicOps(AdminCore):
+    """create/list/describe/delete topics, create_partitions, describe_configs, describe_cluster."""
+
+    async def create_topics(self, new_topics: Iterable[NewTopic | str], *, timeout_ms: int | None = None,
+                            validate_only: bool = False) -> None:
+        """Create topics on the controller; raises the first topic's error, naming the topic.
+
+        ``validate_only`` asks the broker to check the request without creating anything.
+        ``timeout_ms`` is how long the controller may wait for the topics to be created.
+        """
+        topics = [_new_topic(t) for t in new_topics]
+        names = [t.name for t in topics]
+        if len(set(names)) != len(names):
+            raise errors.IllegalArgumentError(f"create_topics: a topic is named twice in {names!r}")
+        if not topics:
+            return
+        by_name = {t.name: t for t in topics}
+        wait = timeout_ms if timeout_ms is not None else self.config.request_timeout_ms
+
+        async def attempt(pending: list[str]) -> dict[str, Any]:
+            node = await self._controller()
+            request = CreateTopicsRequest(
+                topics=[self._creatable(by_name[n]) for n in pending], timeout_ms=wait,
+                validate_only=validate_only)
+            response = await self._send(node, request, timeout_ms=wait + self.config.request_timeout_ms)
+            return {r.name: (broker_error(r.error_code, f"topic {r.name!r}", r.error_message)
+                             if r.error_code else None) for r in response.topics}
+
+        results = await self._retrying(names, attempt, what="CreateTopics")
+        self._raise_first(results, names)
+
+    @staticmethod
+    def _creatable(topic: NewTopic) -> CreatableTopic:
+        assignments = []
+        partitions, replication = topic.num_partitions, topic.replication_factor
+        if topic.replica_assignments:
+            assignments = [CreatableReplicaAssignment(partition_index=p, broker_ids=list(ids))
+                           for p, ids in sorted(topic.replica_assignments.items())]
+            partitions, replication = -1, -1  # Kafka requires -1 when assignments are given
+        configs = [CreatableTopicConfig(name=k, value=None if v is None else str(v))
+                   for k, v in (topic.topic_configs or {}).items()]
+        return CreatableTopic(name=topic.name, num_partitions=partitions, replication_factor=replication,
+                              assignments=assignments, configs=configs)
+
+    async def delete_topics(self, topics: Iterable[str], *, timeout_ms: int | None = None) -> None:
+        """Delete topics on the controller; raises the first topic's error, naming the topic."""
+        names = list(dict.fromkeys(_check_topic_name(t) for t in topics))
+        if not names:
+            return
+        wait = timeout_ms if timeout_ms is not None else self.config.request_timeout_ms
+
+        async def attempt(pending: list[str]) -> dict[str, Any]:
+            node = await self._controller()
+            version = await self._version(node, DeleteTopicsRequest)
+            if version >= 6:
+                request = DeleteTopicsRequest(topics=[DeleteTopicState(name=n) for n in pending],
+                                              timeout_ms=wait)
+            else:
+                request = DeleteTopicsRequest(topic_names=pending, timeout_ms=wait)
+            response = await self._send(node, request, version=version,
+                                        timeout_ms=wait + self.config.request_timeout_ms)
+            return {r.name: (broker_error(r.error_code, f"topic {r.name!r}",
+                                          getattr(r, "error_message", None))
+                             if r.error_code else None) for r in response.responses}
+
+        results = await self._retrying(names, attempt, what="DeleteTopics")
+        self._raise_first(results, names)
+
+    async def create_partitions(self, new_partitions: Mapping[str, int | NewPartitions], *,
+                                timeout_ms: int | None = None, validate_only: bool = False) -> None:
+        """Grow topics to ``{topic: total_count}`` partitions (or :class:`NewPartitions` with assignments)."""
+        wanted: dict[str, NewPartitions] = {}
+        for name, spec in new_partitions.items():
+            _check_topic_name(name)
+            np = NewPartitions(spec) if isinstance(spec, int) and not isinstance(spec, bool) else spec
+            if not isinstance(np, NewPartitions) or not isinstance(np.total_count, int) or np.total_count < 1:
+                raise errors.IllegalArgumentError(
+                    f"topic {name!r}: expected a positive partition count or NewPartitions, got {spec!r}")
+            wanted[name] = np
+        if not wanted:
+            return
+        wait = timeout_ms if timeout_ms is not None else self.config.request_timeout_ms
+
+        async def attempt(pending: list[str]) -> dict[str, Any]:
+            node = await self._controller()
+            request = CreatePartitionsRequest(
+                topics=[CreatePartitionsTopic(
+                    name=n, count=wanted[n].total_count,
+                    assignments=self._assignments(wanted[n])) for n in pending],
+                timeout_ms=wait, validate_only=validate_only)
+            response = await self._send(node, request, timeout_ms=wait + self.config.request_timeout_ms)
+            return {r.name: (broker_error(r.error_code, f"topic {r.name!r}", r.error_message)
+                             if r.error_code else None) for r in response.results}
+
+        results = await self._retrying(list(wanted), attempt, what="CreatePartitions")
+        self._raise_first(results, list(wanted))
+
+    @staticmethod
+    def _assignments(np: NewPartitions) -> list[CreatePartitionsAssignment] | None:
+        if np.new_assignments is None:
+            return None
+        return [CreatePartitionsAssignment(broker_ids=list(ids)) for ids in np.new_assignments]
+
+    async def _metadata(self, topics: list[str] | None) -> Any:
+        """A Metadata response for ``topics`` (None: all), without touching the client's cache."""
+        node = await self.client.any_ready_node()
+        version = await self._version(node, MetadataRequest, _METADATA_MAX)
+        request = MetadataRequest(
+            topics=None if topics is None else [MetadataRequestTopic(name=t) for t in topics])
+        if version >= 4:
+            request.allow_auto_topic_creation = False
+        if topics is None and version == 0:
+            request.topics = []
+        return await self._send(node, request, version=version)
+
+    async def list_topics(self, *, internal: bool = False) -> list[str]:
+        """Names of every topic, sorted; internal ones (``__consumer_offsets``) only if asked for."""
+        response = await self._metadata(None)
+        return sorted(t.name for t in response.topics
+                      if t.name and (internal or not (t.is_internal or t.name.startswith(_INTERNAL_PREFIX))))
+
+    async def describe_topics(self, topics: Iterable[str] | None = None) -> list[TopicDescription]:
+        """Partitions, leaders and replicas of ``topics`` (all when None), in the order asked.
+
+        A topic that does not exist raises UnknownTopicOrPartitionError naming it.
+        """
+        names = None if topics is None else list(dict.fromkeys(_check_topic_name(t) for t in topics))
+        if names == []:
+            return []
+
+        async def attempt(pending: list[str]) -> dict[str, Any]:
+            response = await self._metadata(pending if names is not None else None)
+            out: dict[str, Any] = {}
+            for t in response.topics:
+                if t.error_code == errors.UnknownTopicOrPartitionError.errno:
+                    missing = errors.UnknownTopicOrPartitionError(f"topic {t.name!r} does not exist")
+                    missing.retriable = False  # final here: describing a missing topic is not worth retrying
+                    out[t.name] = missing
+                    continue
+                if t.error_code:
+                    out[t.name] = broker_error(t.error_code, f"topic {t.name!r}")
+                    continue
+                tid = t.topic_id if isinstance(t.topic_id, uuid.UUID) and t.topic_id != _ZERO_UUID else None
+                out[t.name] = TopicDescription(
+                    name=t.name, topic_id=str(tid) if tid else None, is_internal=bool(t.is_internal),
+                    partitions=sorted((PartitionInfo(
+                        t.name, p.partition_index, p.leader_id, getattr(p, "leader_epoch", -1),
+                        tuple(p.replica_nodes), tuple(p.isr_nodes), tuple(getattr(p, "offline_replicas", ())),
+                        p.error_code) for p in t.partitions), key=lambda p: p.partition))
+            return out
+
+        if names is None:
+            response = await attempt([])
+            return [d for _, d in sorted(response.items()) if isinstance(d, TopicDescription)]
+        results = await self._retrying(names, attempt, what="Metadata")
+        self._raise_first(results, names)
+        return [results[n] for n in names]
+
+    async def describe_configs(self, resources: Iterable[ConfigResource | tuple[str, str]], *,
+                               include_synonyms: bool = False, include_documentation: bool = False
+                               ) -> dict[ConfigResource, dict[str, ConfigEntry]]:
+        """Configs of topics and brokers: ``{ConfigResource("topic", "t"): {name: ConfigEntry}}``.
+
+        Broker resources are asked of that broker (its configs are its own); topics of any broker.
+        """
+        wanted = [ConfigResource(*r) for r in resources]
+        for r in wanted:
+            r.type_code  # noqa: B018 - validates the type name
+            if not isinstance(r.name, str):
+                raise errors.IllegalArgumentError(f"config resource name must be a str, got {r.name!r}")
+        routes: dict[ConfigResource, int | None] = {}
+        for r in wanted:
+            if r.type_code in (4, 8) and r.name:
+                try:
+                    routes[r] = int(r.name)
+                except ValueError:
+                    raise errors.IllegalArgumentError(
+                        f"a broker resource is named by its node id, got {r.name!r}") from None
+            else:
+                routes[r] = None
+
+        async def attempt(pending: list[ConfigResource]) -> dict[ConfigResource, Any]:
+            groups: dict[int | None, list[ConfigResource]] = {}
+            for r in pending:
+                groups.setdefault(routes[r], []).append(r)
+            out: dict[ConfigResource, Any] = {}
+            for node, batch in groups.items():
+                target = node if node is not None else await self.client.any_ready_node()
+                request = DescribeConfigsRequest(
+                    resources=[DescribeConfigsResource(resource_type=r.type_code, resource_name=r.name,
+                                                       configuration_keys=None) for r in batch],
+                    include_synonyms=include_synonyms, include_documentation=include_documentation)
+                response = await self._send(target, request)
+                index = {(r.type_code, r.name): r for r in batch}
+                for result in response.results:
+                    found = index.get((result.resource_type, result.resource_name))
+                    if found is None:
+                        continue
+                    r = found
+                    if result.error_code:
+                        out[r] = broker_error(result.error_code, f"{r.type} {r.name!r}", result.error_message)
+                    else:
+                        out[r] = {c.name: self._config_entry(c) for c in result.configs}
+            return out
+
+        results = await self._retrying(wanted, attempt, what="DescribeConfigs")
+        self._raise_first(results, wanted)
+        return {r: results[r] for r in wanted}
+
+    @staticmethod
+    def _config_entry(c: Any) -> ConfigEntry:
+        source = CONFIG_SOURCES.get(c.config_source, str(c.config_source))
+        is_default = bool(c.is_default) if c.config_source == -1 else c.config_source == 5
+        return ConfigEntry(
+            name=c.name, value=c.value, source=source, read_only=bool(c.read_only), is_default=is_default,
+            is_sensitive=bool(c.is_sensitive),
+            synonyms=tuple(ConfigSynonym(s.name, s.value, CONFIG_SOURCES.get(s.source, str(s.source)))
+                           for s in c.synonyms),
+            type=CONFIG_TYPES.get(c.config_type, str(c.config_type)), documentation=c.documentation)
+
+    async def describe_cluster(self) -> ClusterDescription:
+        """Cluster id, controller and brokers (DescribeCluster where offered, else Metadata)."""
+        node = await self.client.any_ready_node()
+        try:
+            version = await self._version(node, DescribeClusterRequest)
+        except errors.UnsupportedVersionError:
+            response = await self._metadata([])
+            brokers = [BrokerInfo(b.node_id, b.host, b.port, b.rack) for b in response.brokers]
+            return ClusterDescription(response.cluster_id, response.controller_id,
+                                      sorted(brokers, key=lambda b: b.node_id))
+        response = await self._send(node, DescribeClusterRequest(), version=version)
+        if response.error_code:
+            raise broker_error(response.error_code, "DescribeCluster", response.error_message)
+        brokers = [BrokerInfo(b.broker_id, b.host, b.port, b.rack) for b in response.brokers]
+        return ClusterDescription(response.cluster_id, response.controller_id,
+                                  sorted(brokers, key=lambda b: b.node_id))

@@ -1,0 +1,87 @@
+"""The ``aiokafka-lite`` argument parser and entry point.
+
+Every failure ends as one line on stderr (``aiokafka-lite: error: ...``) and a non-zero exit status:
+2 for bad usage or settings, 1 for a failure at run time, 130 for an interrupt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from .. import __version__
+from ._runtime import PROG, UsageError, describe, exit_code_for, print_error, run
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing usage and exiting, so main() can print one line."""
+
+    def error(self, message: str) -> NoReturn:
+        sub = self.prog[len(PROG):].strip() if self.prog.startswith(PROG) else ""
+        where = f" {sub}" if sub else ""
+        raise UsageError(f"{message} (see `{PROG}{where} --help`)")
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    """Options every command takes, accepted after the command name."""
+    group = parser.add_argument_group("connection and settings")
+    group.add_argument("-b", "--bootstrap-servers", metavar="HOST:PORT[,...]", default=None,
+                       help="brokers to bootstrap from (default: $AIOKAFKA_LITE_BOOTSTRAP_SERVERS "
+                            "or 127.0.0.1:9092)")
+    group.add_argument("-X", dest="settings", action="append", metavar="KEY=VALUE", default=[],
+                       help="any client setting, Kafka's dotted name or ours (-X linger.ms=5); repeatable")
+    group.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
+                       help="give up when no bootstrap server answers within this (default: 10)")
+    group.add_argument("--uvloop", action="store_true", help="run on uvloop (when installed)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import cmd_bench, cmd_broker, cmd_consume, cmd_groups, cmd_produce, cmd_smoke, cmd_topics
+
+    parser = _Parser(
+        prog=PROG,
+        description="An asyncio-native Kafka client's command line: a development broker, topics, "
+                    "produce, consume, groups, benchmarks and a smoke test.",
+        epilog=f"Run `{PROG} COMMAND --help` for a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for module in (cmd_broker, cmd_topics, cmd_produce, cmd_consume, cmd_groups, cmd_bench, cmd_smoke):
+        module.register(sub, _common)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (the console script passes it to sys.exit)."""
+    try:
+        try:
+            args = build_parser().parse_args(list(argv) if argv is not None else None)
+        except SystemExit as exc:  # --help / --version
+            return exc.code if isinstance(exc.code, int) else 0
+        handler: Any = args.handler
+        if getattr(args, "is_async", True):
+            code = run(lambda: handler(args), use_uvloop=getattr(args, "uvloop", False))
+        else:
+            code = handler(args)
+        return int(code or 0)
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # stdout closed early (`... | head`): not an error; silence the flush at exit.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 0
+    except Exception as exc:
+        if os.environ.get("AIOKAFKA_LITE_DEBUG"):
+            traceback.print_exc()
+        print_error(describe(exc))
+        return exit_code_for(exc)

@@ -1,0 +1,129 @@
+"""``aiokafka-lite topics create|list|describe|delete``: topic administration through Admin."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from typing import Any
+
+from .. import errors
+from ..structs import NewTopic
+from ._clients import settings, started
+from ._runtime import CLIError
+from ._settings import ADMIN, parse_pairs
+
+
+def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+    topics = sub.add_parser("topics", help="create, list, describe or delete topics",
+                            description="Topic administration.")
+    actions = topics.add_subparsers(dest="action", metavar="ACTION", parser_class=type(topics))
+    actions.required = True
+
+    p = actions.add_parser("create", help="create topics", description="Create one or more topics.")
+    p.add_argument("topics", nargs="+", metavar="TOPIC")
+    p.add_argument("-p", "--partitions", type=int, default=-1,
+                   help="number of partitions (default: the broker's num.partitions)")
+    p.add_argument("-r", "--replication-factor", type=int, default=-1,
+                   help="replicas per partition (default: the broker's default.replication.factor)")
+    p.add_argument("-c", "--config", action="append", default=[], metavar="KEY=VALUE",
+                   help="a topic config (retention.ms=60000); repeatable")
+    p.add_argument("--if-not-exists", action="store_true", help="succeed when a topic already exists")
+    p.add_argument("--validate-only", action="store_true", help="ask the broker to check, not create")
+    common(p)
+    p.set_defaults(handler=_create)
+
+    p = actions.add_parser("list", help="list topic names", description="List topics, one per line.")
+    p.add_argument("--internal", action="store_true", help="include internal topics")
+    p.add_argument("-l", "--long", action="store_true", help="also show partition counts")
+    common(p)
+    p.set_defaults(handler=_list)
+
+    p = actions.add_parser("describe", help="show partitions, leaders and replicas",
+                           description="Describe topics (all topics when none is named).")
+    p.add_argument("topics", nargs="*", metavar="TOPIC")
+    p.add_argument("--json", action="store_true", help="one JSON object per topic")
+    common(p)
+    p.set_defaults(handler=_describe)
+
+    p = actions.add_parser("delete", help="delete topics", description="Delete one or more topics.")
+    p.add_argument("topics", nargs="+", metavar="TOPIC")
+    p.add_argument("--if-exists", action="store_true", help="succeed when a topic does not exist")
+    common(p)
+    p.set_defaults(handler=_delete)
+
+
+def _admin(args: argparse.Namespace) -> Any:
+    from ..admin import Admin
+
+    return Admin(**settings(args, ADMIN)["admin"])
+
+
+async def _create(args: argparse.Namespace) -> int:
+    topic_configs = parse_pairs(args.config, what="--config", normalize=False) or None
+    for name, value in (("--partitions", args.partitions), ("--replication-factor", args.replication_factor)):
+        if value == 0 or value < -1:
+            raise CLIError(f"{name} must be positive (or -1 for the broker's default)", code=2)
+    async with started(_admin(args), args, "admin") as admin:
+        wanted = list(dict.fromkeys(args.topics))
+        if args.if_not_exists:
+            existing = set(await admin.list_topics(internal=True))
+            wanted = [t for t in wanted if t not in existing]
+        if wanted:
+            try:
+                await admin.create_topics(
+                    [NewTopic(t, args.partitions, args.replication_factor, topic_configs=topic_configs)
+                     for t in wanted],
+                    validate_only=args.validate_only,
+                )
+            except errors.TopicAlreadyExistsError as exc:
+                raise CLIError(f"{exc} (use --if-not-exists to ignore existing topics)") from exc
+        verb = "validated" if args.validate_only else "created"
+        for t in wanted:
+            print(f"{verb} topic {t}")
+    return 0
+
+
+async def _list(args: argparse.Namespace) -> int:
+    async with started(_admin(args), args, "admin") as admin:
+        names = await admin.list_topics(internal=args.internal)
+        if args.long:
+            described = await admin.describe_topics(names) if names else []
+            for d in described:
+                print(f"{d.name}\t{len(d.partitions)}")
+        else:
+            for name in names:
+                print(name)
+    return 0
+
+
+async def _describe(args: argparse.Namespace) -> int:
+    async with started(_admin(args), args, "admin") as admin:
+        described = await admin.describe_topics(args.topics or None)
+        for d in described:
+            if args.json:
+                print(json.dumps(d.as_dict()))
+                continue
+            rf = max((len(p.replicas) for p in d.partitions), default=0)
+            print(f"Topic: {d.name}\tTopicId: {d.topic_id or '-'}\tPartitionCount: {len(d.partitions)}\t"
+                  f"ReplicationFactor: {rf}")
+            for p in d.partitions:
+                print(f"\tPartition: {p.partition}\tLeader: {p.leader}\t"
+                      f"Replicas: {','.join(map(str, p.replicas))}\tIsr: {','.join(map(str, p.isr))}")
+    return 0
+
+
+async def _delete(args: argparse.Namespace) -> int:
+    async with started(_admin(args), args, "admin") as admin:
+        wanted = list(dict.fromkeys(args.topics))
+        if args.if_exists:
+            existing = set(await admin.list_topics(internal=True))
+            wanted = [t for t in wanted if t in existing]
+        if wanted:
+            try:
+                await admin.delete_topics(wanted)
+            except errors.UnknownTopicOrPartitionError as exc:
+                raise CLIError(f"{exc} (use --if-exists to ignore missing topics)") from exc
+        for t in wanted:
+            print(f"deleted topic {t}")
+    return 0

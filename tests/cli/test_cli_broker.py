@@ -1,0 +1,79 @@
+"""``aiokafka-lite broker``: runs the embedded broker in the foreground and stops it on SIGTERM/Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import pytest
+from _cli_support import Result
+
+from aiokafka_lite.embedded import free_port
+
+
+def _start(*argv: str) -> tuple[subprocess.Popen[bytes], str, int]:
+    proc = subprocess.Popen([sys.executable, "-m", "aiokafka_lite", "broker", *argv],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        if not sel.select(timeout=30):
+            proc.kill()
+            proc.wait()
+            pytest.fail("the broker command printed nothing within 30 s")
+    line = proc.stdout.readline().decode()
+    match = re.search(r"listening on (127\.0\.0\.1:\d+) \(pid (\d+)\)", line)
+    if match is None:
+        proc.kill()
+        proc.wait()
+        pytest.fail(f"unexpected first line {line!r}; stderr: {proc.stderr.read() if proc.stderr else b''!r}")
+    return proc, match.group(1), int(match.group(2))
+
+
+def _gone(pid: int, within: float = 10) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize(("kind", "sig"), [("tansu", signal.SIGTERM), ("noida", signal.SIGINT)])
+def test_broker_runs_until_signalled(cli: Callable[..., Result], kind: str, sig: signal.Signals) -> None:
+    port = free_port()
+    proc, address, broker_pid = _start("--kind", kind, "--port", str(port))
+    try:
+        assert address == f"127.0.0.1:{port}"
+        result = cli("topics", "create", "from-cli-broker-test", "-b", address)
+        assert result.code == 0, result.err
+        assert "from-cli-broker-test" in cli("topics", "list", "-b", address).out.split()
+    finally:
+        os.kill(proc.pid, sig)  # by PID, as Ctrl-C / a service manager would
+        code = proc.wait(timeout=15)
+    assert code == 0
+    assert proc.stderr is not None and f"stopping {kind} broker" in proc.stderr.read().decode()
+    assert _gone(broker_pid), f"the {kind} process {broker_pid} outlived the broker command"
+
+
+def test_port_in_use_is_one_clear_error(cli: Callable[..., Result]) -> None:
+    proc, address, _ = _start("--port", "0")
+    try:
+        port = address.rsplit(":", 1)[1]
+        result = cli("broker", "--port", port)
+        assert result.code == 1
+        assert result.err_lines == [f"aiokafka-lite: error: EmbeddedBrokerError: cannot start tansu on "
+                                    f"127.0.0.1:{port}: the port is already in use"]
+        bad = cli("broker", "--kind", "tansu", "--data-dir", "/tmp/x")
+        assert bad.code == 2 and "--data-dir applies to --kind noida only" in bad.err
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=15)
