@@ -1,0 +1,311 @@
+"""The broker requests the readers make: Metadata, ListOffsets, and single-partition Fetch.
+
+The readers need no consumer group, no subscription state and no fetch buffer: they ask for exact
+offsets and exact ranges. So they talk to the network client (``aiokafka_lite.net.KafkaClient``)
+directly, one request per question, and decode the fetched bytes themselves (``fetch.py``). One client
+per configuration is kept on the process's worker loop (``_client_cache``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .. import errors as Errors
+from ..config import COMMON, Config
+from ..protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
+from ..protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
+from ..structs import TopicPartition
+from ._client_cache import config_key, worker_loop
+from .options import Subscription
+
+__all__ = ["FetchedPartition", "SourceClient"]
+
+_ZERO_UUID = uuid.UUID(int=0)
+_COMMON_NAMES = frozenset(s.name for s in COMMON)
+
+#: Partition errors after which fresh metadata (a moved leader, a new topic) may fix the request.
+_REFRESH = frozenset({
+    Errors.NotLeaderOrFollowerError.errno, Errors.FencedLeaderEpochError.errno,
+    Errors.UnknownLeaderEpochError.errno, Errors.LeaderNotAvailableError.errno,
+    Errors.ReplicaNotAvailableError.errno, Errors.UnknownTopicOrPartitionError.errno,
+    Errors.UnknownTopicIdError.errno, Errors.InconsistentTopicIdError.errno,
+    Errors.FetchSessionTopicIdError.errno, Errors.KafkaStorageError.errno,
+    Errors.NotEnoughReplicasError.errno, Errors.OffsetNotAvailableError.errno,
+})
+_ATTEMPTS = 8
+
+
+@dataclass
+class FetchedPartition:
+    """One partition's part of a Fetch response."""
+
+    error_code: int
+    high_watermark: int
+    last_stable_offset: int
+    log_start_offset: int
+    aborted_transactions: list[tuple[int, int]] | None
+    records: bytes | None
+
+
+class SourceClient:
+    """Metadata, offsets and fetches for the readers, over one network client."""
+
+    def __init__(self, client: Any, settings: Mapping[str, Any]) -> None:
+        self.client = client
+        self.request_timeout_ms = int(settings.get("request_timeout_ms", 30000))
+        self.retry_backoff_s = int(settings.get("retry_backoff_ms", 100)) / 1000.0
+
+    @classmethod
+    async def get(cls, settings: Mapping[str, Any]) -> SourceClient:
+        """The process's client for these settings (created and bootstrapped on first use)."""
+        common = {k: v for k, v in settings.items() if k in _COMMON_NAMES}
+        key = config_key("source", common)
+
+        async def make() -> SourceClient:
+            from ..net import KafkaClient
+
+            client = KafkaClient(Config(COMMON, common))
+            await client.start()
+            return cls(client, settings)
+
+        async def close(sc: SourceClient) -> None:
+            await sc.client.close()
+
+        return await worker_loop().client(key, make, close)
+
+    # -- metadata ----------------------------------------------------------------------------------
+
+    async def _refresh(self, topics: Iterable[str] | None) -> None:
+        """Fresh metadata for ``topics`` (None: every topic, for pattern subscriptions)."""
+        if topics is None:
+            self.client.track_all_topics(True)
+        wanted = None if topics is None else sorted(set(topics))
+        try:
+            await asyncio.wait_for(self.client.refresh_metadata(wanted), self.request_timeout_ms / 1000.0)
+        except asyncio.TimeoutError:
+            raise Errors.KafkaTimeoutError(
+                f"metadata refresh took over {self.request_timeout_ms} ms") from None
+
+    async def _version(self, node: int, request_cls: Any) -> int:
+        await self.client.ready(node)
+        return int(self.client.api_version(node, request_cls))
+
+    async def partitions(self, sub: Subscription) -> set[TopicPartition]:
+        """The existing partitions of the subscribed topics (or of the topics matching the pattern)."""
+        if sub.kind == "subscribe":
+            await self._refresh(sub.topics)
+            names: Iterable[str] = sub.topics
+        else:
+            await self._refresh(None)
+            names = [t for t in self.client.cluster.topics(exclude_internal=True) if sub.matches(t)]
+        out: set[TopicPartition] = set()
+        for topic in names:
+            parts = self.client.cluster.partitions_for(topic)
+            if parts:
+                out.update(TopicPartition(topic, p) for p in parts)
+        return out
+
+    async def _leaders(self, tps: Iterable[TopicPartition]) -> dict[int, list[TopicPartition]]:
+        """Group partitions by leader, refreshing metadata for any whose leader is unknown."""
+        wanted = list(tps)
+        cluster = self.client.cluster
+        if any(cluster.leader_for(tp) in (None, -1) for tp in wanted):
+            await self._refresh({tp.topic for tp in wanted})
+        by_node: dict[int, list[TopicPartition]] = {}
+        for tp in wanted:
+            leader = cluster.leader_for(tp)
+            if leader is None or leader < 0:
+                raise Errors.LeaderNotAvailableError(f"no leader known for {tp.topic}-{tp.partition}")
+            by_node.setdefault(leader, []).append(tp)
+        return by_node
+
+    # -- ListOffsets -------------------------------------------------------------------------------
+
+    async def list_offsets(self, tps: Iterable[TopicPartition], spec: int,
+                           read_committed: bool) -> dict[TopicPartition, int | None]:
+        """Offsets for -2 (earliest), -1 (latest; the last stable offset when read_committed) or a
+        timestamp in ms (first offset with a timestamp >= it; None when there is none)."""
+        remaining = sorted(set(tps))
+        out: dict[TopicPartition, int | None] = {}
+        last_error: BaseException | None = None
+        for attempt in range(_ATTEMPTS):
+            if not remaining:
+                return out
+            if attempt:
+                await asyncio.sleep(self.retry_backoff_s * attempt)
+            retry: list[TopicPartition] = []
+            try:
+                groups = await self._leaders(remaining)
+            except Errors.KafkaError as exc:
+                if not exc.retriable:
+                    raise
+                last_error = exc
+                await self._refresh({tp.topic for tp in remaining})
+                continue
+            results = await asyncio.gather(
+                *(self._list_on(node, group, spec, read_committed) for node, group in groups.items()),
+                return_exceptions=True)
+            for group, result in zip(groups.values(), results, strict=True):
+                if isinstance(result, BaseException):
+                    if isinstance(result, Errors.KafkaError) and result.retriable:
+                        last_error = result
+                        retry.extend(group)
+                        continue
+                    raise result
+                for tp, (code, offset) in result.items():
+                    if code == 0:
+                        out[tp] = None if offset < 0 else offset
+                    elif code in _REFRESH or Errors.for_code(code).retriable:
+                        last_error = Errors.for_code(code)(f"ListOffsets for {tp.topic}-{tp.partition}")
+                        retry.append(tp)
+                    else:
+                        raise Errors.for_code(code)(f"ListOffsets for {tp.topic}-{tp.partition}")
+            if retry:
+                await self._refresh({tp.topic for tp in retry})
+            remaining = retry
+        if remaining:
+            assert last_error is not None
+            raise last_error
+        return out
+
+    async def _list_on(self, node: int, tps: list[TopicPartition], spec: int,
+                       read_committed: bool) -> dict[TopicPartition, tuple[int, int]]:
+        version = await self._version(node, ListOffsetsRequest)
+        if read_committed and version < 2:
+            raise Errors.UnsupportedVersionError("read_committed offsets need ListOffsets v2+")
+        topics: dict[str, list[ListOffsetsPartition]] = {}
+        for tp in tps:
+            topics.setdefault(tp.topic, []).append(ListOffsetsPartition(
+                partition_index=tp.partition, current_leader_epoch=-1, timestamp=spec, max_num_offsets=1))
+        req = ListOffsetsRequest(replica_id=-1, isolation_level=1 if read_committed else 0,
+                                 topics=[ListOffsetsTopic(name=t, partitions=ps) for t, ps in topics.items()],
+                                 timeout_ms=self.request_timeout_ms)
+        resp = await self.client.send(node, req, version=version)
+        out: dict[TopicPartition, tuple[int, int]] = {}
+        for topic in resp.topics:
+            for p in topic.partitions:
+                offset = p.offset
+                if version == 0:
+                    offset = p.old_style_offsets[0] if p.old_style_offsets else -1
+                out[TopicPartition(topic.name, p.partition_index)] = (p.error_code, offset)
+        return out
+
+    async def latest_offsets(self, tps: Iterable[TopicPartition],
+                             read_committed: bool) -> dict[TopicPartition, int | None]:
+        """End offsets: ListOffsets(-1), raised to the high watermark (or last stable offset) that a
+        Fetch reports.
+
+        Kafka answers both alike. Tansu 0.6 answers ListOffsets(-1) with the *base* offset of the last
+        batch plus one, which would cut every read short by the rest of that batch; a Fetch of at most
+        one byte from there costs one round trip per leader and reports the true end.
+        """
+        listed = await self.list_offsets(tps, -1, read_committed)
+        known = {tp: off for tp, off in listed.items() if off is not None}
+        if known:
+            groups = await self._leaders(known)
+            ends = await asyncio.gather(*(self._ends_on(node, {tp: known[tp] for tp in group}, read_committed)
+                                          for node, group in groups.items()), return_exceptions=True)
+            for end in ends:
+                if isinstance(end, Errors.KafkaError):
+                    continue  # ListOffsets's answer stands; the next trigger tries again
+                if isinstance(end, BaseException):
+                    raise end
+                for tp, off in end.items():
+                    if off > known[tp]:
+                        listed[tp] = off
+        return listed
+
+    async def _ends_on(self, node: int, at: Mapping[TopicPartition, int],
+                       read_committed: bool) -> dict[TopicPartition, int]:
+        version = await self._version(node, FetchRequest)
+        if version >= 13 and any(self._topic_id(tp.topic) == _ZERO_UUID for tp in at):
+            version = 12
+        topics: dict[str, list[FetchPartition]] = {}
+        for tp, off in at.items():
+            topics.setdefault(tp.topic, []).append(FetchPartition(
+                partition=tp.partition, current_leader_epoch=-1, fetch_offset=off, last_fetched_epoch=-1,
+                log_start_offset=-1, partition_max_bytes=1))
+        # min_bytes=0 lets Kafka answer at once; Tansu answers max_wait_ms=0 with no partitions at all.
+        req = FetchRequest(replica_id=-1, max_wait_ms=10, min_bytes=0, max_bytes=1,
+                           isolation_level=1 if read_committed else 0, session_id=0, session_epoch=-1,
+                           topics=[FetchTopic(topic=t, topic_id=self._topic_id(t) if version >= 13
+                                              else _ZERO_UUID, partitions=ps) for t, ps in topics.items()],
+                           forgotten_topics_data=[])
+        resp = await self.client.send(node, req, version=version)
+        out: dict[TopicPartition, int] = {}
+        for topic in resp.responses:
+            name = topic.topic if version < 13 else self.client.cluster.topic_name(topic.topic_id)
+            for p in topic.partitions:
+                if p.error_code == 0:
+                    end = p.last_stable_offset if read_committed and p.last_stable_offset >= 0 \
+                        else p.high_watermark
+                    out[TopicPartition(name, p.partition_index)] = end
+        return out
+
+    def _topic_id(self, topic: str) -> uuid.UUID:
+        return self.client.cluster.topic_id(topic) or _ZERO_UUID
+
+    # -- Fetch -------------------------------------------------------------------------------------
+
+    async def fetch(self, tp: TopicPartition, offset: int, *, max_bytes: int, max_wait_ms: int,
+                    read_committed: bool) -> FetchedPartition:
+        """One Fetch of one partition at ``offset`` (no fetch session: each request stands alone).
+
+        Leader moves and unknown topics are retried here after a metadata refresh; any other
+        partition error is returned for the caller to judge (OFFSET_OUT_OF_RANGE means data loss).
+        """
+        last: FetchedPartition | None = None
+        last_exc: BaseException | None = None
+        for attempt in range(_ATTEMPTS):
+            if attempt:
+                await asyncio.sleep(self.retry_backoff_s * attempt)
+                await self._refresh([tp.topic])
+            try:
+                node = (await self._leaders([tp])).popitem()[0]
+                last = await self._fetch_on(node, tp, offset, max_bytes, max_wait_ms, read_committed)
+            except Errors.KafkaError as exc:
+                if not exc.retriable:
+                    raise
+                last_exc = exc
+                continue
+            if last.error_code not in _REFRESH:
+                return last
+        if last is not None:
+            raise Errors.for_code(last.error_code)(f"fetching {tp.topic}-{tp.partition} at offset {offset}")
+        assert last_exc is not None
+        raise last_exc
+
+    async def _fetch_on(self, node: int, tp: TopicPartition, offset: int, max_bytes: int, max_wait_ms: int,
+                        read_committed: bool) -> FetchedPartition:
+        version = await self._version(node, FetchRequest)
+        topic_id = self._topic_id(tp.topic)
+        if version >= 13 and topic_id == _ZERO_UUID:
+            version = 12  # topic ids unknown: stay on the name-based versions
+        if read_committed and version < 4:
+            raise Errors.UnsupportedVersionError("read_committed fetches need Fetch v4+")
+        part = FetchPartition(partition=tp.partition, current_leader_epoch=-1, fetch_offset=offset,
+                              last_fetched_epoch=-1, log_start_offset=-1, partition_max_bytes=max_bytes)
+        req = FetchRequest(
+            replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=max(max_bytes, 1),
+            isolation_level=1 if read_committed else 0, session_id=0, session_epoch=-1,
+            topics=[FetchTopic(topic=tp.topic, topic_id=topic_id if version >= 13 else _ZERO_UUID,
+                               partitions=[part])],
+            forgotten_topics_data=[])
+        resp = await self.client.send(node, req, version=version,
+                                      timeout_ms=self.request_timeout_ms + max_wait_ms)
+        if resp.error_code:
+            raise Errors.for_code(resp.error_code)(f"Fetch from node {node}")
+        for topic in resp.responses:
+            for p in topic.partitions:
+                if p.partition_index != tp.partition:
+                    continue
+                aborted = None
+                if p.aborted_transactions is not None:
+                    aborted = [(a.producer_id, a.first_offset) for a in p.aborted_transactions]
+                return FetchedPartition(p.error_code, p.high_watermark, p.last_stable_offset,
+                                        p.log_start_offset, aborted, p.records)
+        raise Errors.UnknownTopicOrPartitionError(f"the Fetch response holds no {tp.topic}-{tp.partition}")
