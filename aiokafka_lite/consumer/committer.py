@@ -1,0 +1,189 @@
+"""Committed offsets: OffsetCommit and OffsetFetch against the group coordinator, with their retries.
+
+Retriable failures (coordinator moved or loading, timeouts, connection loss) are retried until the
+deadline. A commit refused because this member's generation is over (the group rebalanced without us)
+raises :class:`CommitFailedError` and tells the membership logic, which then treats the partitions as lost
+and rejoins, as the Java client does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from .. import errors as Errors
+from ..protocol.messages.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+)
+from ..protocol.messages.offset_fetch import (
+    OffsetFetchRequest,
+    OffsetFetchRequestGroup,
+    OffsetFetchRequestTopic,
+    OffsetFetchRequestTopics,
+)
+from ..structs import OffsetAndMetadata, TopicPartition
+from . import cluster_view as cv
+
+if TYPE_CHECKING:
+    from .coordinator import GroupCoordinator
+
+log = logging.getLogger(__name__)
+
+#: v10 of both names topics by id; v9 carries everything else we use.
+_MAX_COMMIT_VERSION = 9
+_MAX_FETCH_VERSION = 9
+
+_COORDINATOR_ERRORS = frozenset({Errors.NotCoordinatorError.errno, Errors.CoordinatorNotAvailableError.errno})
+_RETRY_ERRORS = frozenset({Errors.CoordinatorLoadInProgressError.errno, Errors.RequestTimedOutError.errno,
+                           Errors.UnstableOffsetCommitError.errno, Errors.NetworkError.errno})
+
+
+class Committer:
+    """Commits and reads offsets for one group, through the coordinator that ``membership`` tracks."""
+
+    def __init__(self, client: Any, membership: GroupCoordinator, group_id: str, require_stable: bool,
+                 retry_backoff_ms: int) -> None:
+        self._client = client
+        self._m = membership
+        self._group_id = group_id
+        self._require_stable = require_stable
+        self._retry_backoff = retry_backoff_ms / 1000.0
+
+    async def commit(self, offsets: Mapping[TopicPartition, OffsetAndMetadata], timeout: float) -> None:
+        """Commit ``offsets`` (positions of the next records to read) within ``timeout`` seconds."""
+        if not offsets:
+            return
+        deadline = time.monotonic() + timeout
+        started = time.monotonic()
+        while True:
+            node = await self._m.ensure_coordinator(deadline)
+            generation, member_id = self._m.commit_identity()
+            by_topic: dict[str, list[OffsetCommitRequestPartition]] = {}
+            for tp, om in offsets.items():
+                by_topic.setdefault(tp.topic, []).append(OffsetCommitRequestPartition(
+                    partition_index=tp.partition, committed_offset=om.offset,
+                    committed_leader_epoch=om.leader_epoch, committed_metadata=om.metadata))
+            req = OffsetCommitRequest(
+                group_id=self._group_id, generation_id_or_member_epoch=generation, member_id=member_id,
+                group_instance_id=self._m.group_instance_id, retention_time_ms=-1,
+                topics=[OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()])
+            try:
+                version = await cv.api_version(self._client, node, OffsetCommitRequest, _MAX_COMMIT_VERSION)
+                resp = await cv.send(self._client, node, req, version,
+                                     timeout_ms=max(1.0, (deadline - time.monotonic()) * 1000))
+            except Errors.KafkaError as exc:
+                if not (exc.retriable or isinstance(exc, Errors.KafkaConnectionError)):
+                    raise
+                self._m.coordinator_dead(exc)
+                await self._retry_or_timeout(deadline, exc, "commit")
+                continue
+            retry: BaseException | None = None
+            for t in resp.topics:
+                for p in t.partitions:
+                    code = p.error_code
+                    if code == 0:
+                        continue
+                    tp = TopicPartition(t.name, p.partition_index)
+                    if code in _COORDINATOR_ERRORS:
+                        self._m.coordinator_dead(Errors.for_code(code)())
+                        retry = Errors.for_code(code)()
+                    elif code in _RETRY_ERRORS:
+                        retry = Errors.for_code(code)()
+                    elif code in (Errors.UnknownMemberIdError.errno, Errors.IllegalGenerationError.errno,
+                                  Errors.FencedInstanceIdError.errno):
+                        self._m.member_error(code)
+                        raise Errors.CommitFailedError(
+                            f"commit of {tp.topic}[{tp.partition}] failed: {Errors.for_code(code).message}; "
+                            "the group rebalanced and these partitions may belong to another member now")
+                    elif code == Errors.RebalanceInProgressError.errno:
+                        self._m.request_rejoin("a commit found a rebalance in progress")
+                        raise Errors.CommitFailedError(
+                            "commit failed: the group is rebalancing; poll() to finish it, then commit again")
+                    else:
+                        raise Errors.for_code(code)(f"commit of {tp.topic}[{tp.partition}]")
+            if retry is None:
+                self._m.metrics.commits += 1
+                self._m.metrics.commit_latency.record(time.monotonic() - started)
+                return
+            await self._retry_or_timeout(deadline, retry, "commit")
+
+    async def fetch(self, partitions: set[TopicPartition],
+                    timeout: float) -> dict[TopicPartition, OffsetAndMetadata | None]:
+        """The group's committed offsets for ``partitions`` (None where nothing is committed)."""
+        if not partitions:
+            return {}
+        deadline = time.monotonic() + timeout
+        by_topic: dict[str, list[int]] = {}
+        for tp in sorted(partitions):
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        while True:
+            node = await self._m.ensure_coordinator(deadline)
+            try:
+                version = await cv.api_version(self._client, node, OffsetFetchRequest, _MAX_FETCH_VERSION)
+                if version >= 8:
+                    req = OffsetFetchRequest(groups=[OffsetFetchRequestGroup(
+                        group_id=self._group_id, member_id=None, member_epoch=-1,
+                        topics=[OffsetFetchRequestTopics(name=t, partition_indexes=ps)
+                                for t, ps in by_topic.items()])], require_stable=self._require_stable)
+                else:
+                    req = OffsetFetchRequest(group_id=self._group_id, topics=[
+                        OffsetFetchRequestTopic(name=t, partition_indexes=ps) for t, ps in by_topic.items()],
+                        require_stable=self._require_stable and version >= 7)
+                resp = await cv.send(self._client, node, req, version,
+                                     timeout_ms=max(1.0, (deadline - time.monotonic()) * 1000))
+            except Errors.KafkaError as exc:
+                if not (exc.retriable or isinstance(exc, Errors.KafkaConnectionError)):
+                    raise
+                self._m.coordinator_dead(exc)
+                await self._retry_or_timeout(deadline, exc, "fetching committed offsets")
+                continue
+            if version >= 8:
+                group = resp.groups[0] if resp.groups else None
+                top_code = group.error_code if group is not None else 0
+                topics = group.topics if group is not None else []
+            else:
+                top_code = resp.error_code
+                topics = resp.topics
+            retry: BaseException | None = None
+            out: dict[TopicPartition, OffsetAndMetadata | None] = {}
+            if top_code:
+                if top_code in _COORDINATOR_ERRORS:
+                    self._m.coordinator_dead(Errors.for_code(top_code)())
+                    retry = Errors.for_code(top_code)()
+                elif top_code in _RETRY_ERRORS:
+                    retry = Errors.for_code(top_code)()
+                else:
+                    raise Errors.for_code(top_code)(f"fetching committed offsets of group {self._group_id!r}")
+            else:
+                for t in topics:
+                    for p in t.partitions:
+                        tp = TopicPartition(t.name, p.partition_index)
+                        code = p.error_code
+                        if code in _RETRY_ERRORS or code in _COORDINATOR_ERRORS:
+                            retry = Errors.for_code(code)()
+                        elif code == Errors.UnknownTopicOrPartitionError.errno or (
+                                code == 0 and p.committed_offset < 0):
+                            out[tp] = None
+                        elif code:
+                            raise Errors.for_code(code)(f"committed offset of {tp.topic}[{tp.partition}]")
+                        else:
+                            out[tp] = OffsetAndMetadata(p.committed_offset, p.metadata or "",
+                                                        p.committed_leader_epoch)
+            if retry is None:
+                for tp in partitions:
+                    out.setdefault(tp, None)
+                return out
+            await self._retry_or_timeout(deadline, retry, "fetching committed offsets")
+
+    async def _retry_or_timeout(self, deadline: float, exc: BaseException, what: str) -> None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise Errors.KafkaTimeoutError(
+                f"{what} for group {self._group_id!r} timed out; last error: {exc}")
+        log.debug("%s: %s; retrying", what, exc)
+        await asyncio.sleep(min(self._retry_backoff, left))

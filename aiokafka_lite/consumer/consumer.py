@@ -1,0 +1,514 @@
+"""The public Consumer: subscribe or assign, poll records (or Arrow batches), commit, seek.
+
+Everything long-running happens in background tasks (the fetcher, heartbeats) or inside ``poll()`` (group
+rebalances, position lookups, auto-commit); ``poll()`` is where their failures surface. Names and meanings
+follow aiokafka's AIOKafkaConsumer (``getmany``, ``getone``, ``async for``) and the Java consumer's settings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from .. import errors as Errors
+from ..config import CONSUMER, Config, dotted_to_kwargs
+from ..structs import ConsumerRecord, OffsetAndMetadata, TopicPartition
+from . import cluster_view as cv
+from .assignors import make_assignors
+from .coordinator import GroupCoordinator
+from .fetcher import Fetcher
+from .metrics import ConsumerMetrics
+from .offsets import EARLIEST, LATEST, OffsetAndTimestamp, OffsetLookup
+from .positions import PositionResolver
+from .subscription import OffsetResetStrategy, SubscriptionState
+
+log = logging.getLogger(__name__)
+
+_FOREVER = 365 * 24 * 3600.0
+
+
+class Consumer:
+    """An asyncio Kafka consumer.
+
+    ``Consumer("topic", bootstrap_servers="127.0.0.1:9092", group_id="g")`` subscribes to the topics given
+    positionally; without a ``group_id`` use :meth:`assign`. See ``docs/consumer.md``.
+    """
+
+    def __init__(self, *topics: str, client: Any = None, **settings: Any) -> None:
+        self._config = Config(CONSUMER, settings)
+        cfg = self._config
+        self._assignors = make_assignors(cfg.partition_assignment_strategy)
+        self._subs = SubscriptionState(cfg.auto_offset_reset)
+        self._metrics = ConsumerMetrics()
+        self._client = client if client is not None else _make_client(cfg)
+        self._owns_client = client is None
+        self._fetcher = Fetcher(self._client, self._subs, cfg, self._metrics)
+        self._offsets = OffsetLookup(self._client, cfg.isolation_level, cfg.retry_backoff_ms)
+        self._coordinator: GroupCoordinator | None = None
+        if cfg.group_id is not None:
+            self._coordinator = GroupCoordinator(self._client, self._subs, cfg, self._assignors,
+                                                 self._metrics, self._fetcher.drop_buffered)
+        elif cfg.group_instance_id is not None:
+            raise Errors.ConfigError("setting 'group_instance_id' needs a 'group_id'")
+        self._positions = PositionResolver(self._subs, self._fetcher, self._offsets, self._coordinator,
+                                           cfg.request_timeout_ms / 1000.0)
+        self._key_deserializer: Callable[[Any], Any] | None = cfg.key_deserializer
+        self._value_deserializer: Callable[[Any], Any] | None = cfg.value_deserializer
+        for name in ("key_deserializer", "value_deserializer"):
+            fn = getattr(cfg, name)
+            if fn is not None and not callable(fn):
+                raise Errors.ConfigError(f"setting {name!r} must be callable, got {type(fn).__name__}")
+        self._initial_topics = tuple(topics)
+        for t in topics:
+            if not isinstance(t, str) or not t:
+                raise ValueError(f"topic names must be non-empty strings, got {t!r}")
+        self._started = False
+        self._closed = False
+        self._stop_event = asyncio.Event()
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], *topics: str) -> Consumer:
+        """Build from Kafka's dotted names: ``Consumer.from_config({"bootstrap.servers": ...})``."""
+        return cls(*topics, **dotted_to_kwargs(config))
+
+    @property
+    def config(self) -> Config:
+        return self._config
+
+    @property
+    def _timeout(self) -> float:
+        return float(self._config.request_timeout_ms) / 1000.0
+
+    def _track_topics(self) -> None:
+        """Keep the client's metadata refresh covering what we subscribe to and are assigned."""
+        names = set(self._subs.subscription) | {tp.topic for tp in self._subs.assigned_partitions()}
+        if names:
+            cv.track_topics(self._client, names)
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+    async def start(self) -> None:
+        if self._started:
+            return
+        if self._closed:
+            raise Errors.IllegalStateError("a stopped consumer cannot be started again")
+        if self._owns_client:
+            await self._client.start()
+        self._subs.add_change_listener(self._track_topics)
+        try:
+            # Every topic once, so that partitions_for_topic() answers for any topic (as aiokafka's does).
+            await cv.refresh_all_topics(self._client, self._timeout, keep_tracking=False)
+        except Errors.KafkaError as exc:
+            log.warning("initial metadata refresh failed: %s", exc)
+        self._started = True
+        if self._initial_topics:
+            self.subscribe(self._initial_topics)
+        self._fetcher.start()
+        if self._coordinator is not None:
+            self._coordinator.start()
+
+    async def stop(self) -> None:
+        """Commit (with auto-commit), revoke through the listener, leave the group, close connections."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stop_event.set()
+        try:
+            if self._coordinator is not None and self._started:
+                await self._coordinator.close(commit=True, timeout=self._config.request_timeout_ms / 1000.0)
+        finally:
+            await self._fetcher.stop()
+            await self._positions.stop()
+            if self._owns_client:
+                await self._client.close()
+
+    close = stop
+
+    async def __aenter__(self) -> Consumer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise Errors.ConsumerStoppedError("the consumer is stopped")
+        if not self._started:
+            raise Errors.IllegalStateError("the consumer is not started: call start() or use 'async with'")
+
+    # -- subscription ------------------------------------------------------------------------------------
+    def subscribe(self, topics: Iterable[str] = (), pattern: str | re.Pattern[str] | None = None,
+                  listener: Any = None) -> None:
+        """Subscribe to ``topics``, or to every topic matching ``pattern`` (re.match); replaces any before."""
+        if isinstance(topics, str):
+            topics = [topics]
+        topics = list(topics)
+        if bool(topics) == (pattern is not None):
+            raise ValueError("subscribe() takes topics or a pattern (exactly one)")
+        if listener is not None and not hasattr(listener, "on_partitions_revoked") and not hasattr(
+                listener, "on_partitions_assigned"):
+            raise ValueError("listener must have on_partitions_revoked/on_partitions_assigned methods")
+        if pattern is not None:
+            self._subs.subscribe_pattern(pattern, listener)
+            cv.track_all_topics(self._client, True)  # new matching topics show up in metadata
+        else:
+            self._subs.subscribe(topics, listener)
+
+    def unsubscribe(self) -> None:
+        """Stop reading everything; a group member leaves the group (in the background)."""
+        was_member = self._subs.partitions_auto_assigned
+        self._subs.unsubscribe()
+        self._fetcher.drop_buffered()
+        if self._coordinator is not None and was_member:
+            self._coordinator.leave_in_background("the consumer unsubscribed")
+
+    def assign(self, partitions: Iterable[TopicPartition]) -> None:
+        """Read exactly these partitions, without group management (commits still go to group_id if set)."""
+        parts = list(partitions)
+        self._subs.assign_from_user(parts)
+        self._fetcher.drop_buffered(set(self._fetcher.buffered_partitions()) - set(parts))
+
+    def assignment(self) -> set[TopicPartition]:
+        return self._subs.assigned_partitions()
+
+    def subscription(self) -> set[str]:
+        return set(self._subs.subscription)
+
+    # -- polling -----------------------------------------------------------------------------------------
+    async def poll(self, *partitions: TopicPartition, timeout_ms: int = 0,
+                   max_records: int | None = None) -> dict[TopicPartition, list[ConsumerRecord]]:
+        """Records by partition, at most ``max_records`` (default ``max_poll_records``) in total.
+
+        Waits up to ``timeout_ms`` for data. Raises what a background task or the group ran into.
+        """
+        limit = self._limit(max_records)
+        result: dict[TopicPartition, list[ConsumerRecord]] = await self._poll(
+            partitions, timeout_ms, lambda: self._fetcher.take_records(limit, partitions or None))
+        if result and (self._key_deserializer is not None or self._value_deserializer is not None):
+            return self._deserialize(result)
+        return result
+
+    getmany = poll
+
+    async def poll_arrow(self, *partitions: TopicPartition, timeout_ms: int = 0,
+                         max_records: int | None = None) -> dict[TopicPartition, Any]:
+        """Like :meth:`poll`, as one ``pyarrow.RecordBatch`` per partition, decoded straight from the batches.
+
+        Columns: key, value, topic, partition, offset, timestamp, timestampType, headers (raw bytes;
+        deserializers are not applied). ``max_records`` defaults to ``max_poll_records``.
+        """
+        limit = self._limit(max_records)
+        result: dict[TopicPartition, Any] = await self._poll(
+            partitions, timeout_ms, lambda: self._fetcher.take_arrow(limit, partitions or None))
+        return result
+
+    async def getone(self, *partitions: TopicPartition) -> ConsumerRecord:
+        """The next record (of ``partitions``, if given), waiting as long as it takes."""
+        if not partitions and self._fast_path_open():
+            record = self._fetcher.take_one()
+            if record is not None:
+                if self._key_deserializer is not None or self._value_deserializer is not None:
+                    return self._deserialize({TopicPartition(record.topic, record.partition): [record]}
+                                             ).popitem()[1][0]
+                return record
+        while True:
+            batch = await self.poll(*partitions, timeout_ms=int(_FOREVER * 1000), max_records=1)
+            for records in batch.values():
+                return records[0]
+
+    def __aiter__(self) -> Consumer:
+        return self
+
+    async def __anext__(self) -> ConsumerRecord:
+        try:
+            return await self.getone()
+        except Errors.ConsumerStoppedError:
+            raise StopAsyncIteration from None
+
+    def _limit(self, max_records: int | None) -> int:
+        if max_records is None:
+            return int(self._config.max_poll_records)
+        if not isinstance(max_records, int) or isinstance(max_records, bool) or max_records < 1:
+            raise ValueError(f"max_records must be a positive int, got {max_records!r}")
+        return max_records
+
+    async def _poll(self, partitions: tuple[TopicPartition, ...], timeout_ms: float,
+                    take: Callable[[], dict[TopicPartition, Any]]) -> dict[TopicPartition, Any]:
+        self._check_open()
+        if not isinstance(timeout_ms, (int, float)) or timeout_ms < 0:
+            raise ValueError(f"timeout_ms must be a non-negative number, got {timeout_ms!r}")
+        for tp in partitions:
+            if not self._subs.is_assigned(tp):
+                raise Errors.IllegalStateError(f"partition {tp} is not assigned")
+        coordinator = self._coordinator
+        if self._fast_path_open():
+            result = take()
+            if result:
+                return result
+        deadline = time.monotonic() + min(timeout_ms / 1000.0, _FOREVER)
+        while True:
+            self._fetcher.raise_if_failed()
+            self._fetcher.raise_partition_errors()
+            if coordinator is not None:
+                await coordinator.poll(deadline)
+            else:
+                self._metrics.last_poll = time.monotonic()
+                if self._subs.partitions_auto_assigned:
+                    await self._assign_all_without_group()
+            await self._positions.poll(deadline)
+            result = take()
+            if result:
+                return result
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return {}
+            self._fetcher.data_ready.clear()
+            self._positions.changed.clear()  # no await since positions.poll(): nothing is missed
+            waiters = [self._fetcher.data_ready.wait(), self._stop_event.wait(),
+                       self._positions.changed.wait()]
+            if coordinator is not None:
+                waiters.append(coordinator.wakeup.wait())
+            tasks = [asyncio.ensure_future(w) for w in waiters]
+            try:
+                await asyncio.wait(tasks, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for t in tasks:
+                    t.cancel()
+            if self._closed:
+                raise Errors.ConsumerStoppedError("the consumer was stopped while polling")
+
+    def _fast_path_open(self) -> bool:
+        """Data is buffered and nothing else needs poll()'s attention (a busy consumer's common case)."""
+        if not (self._started and not self._closed and self._fetcher.has_buffered()
+                and self._fetcher.healthy() and self._positions.settled()):
+            return False
+        if self._coordinator is not None:
+            return self._coordinator.quick_poll()
+        self._metrics.last_poll = time.monotonic()
+        return not self._subs.needs_rejoin
+
+    def _deserialize(self, result: dict[TopicPartition, list[ConsumerRecord]]
+                     ) -> dict[TopicPartition, list[ConsumerRecord]]:
+        kd, vd = self._key_deserializer, self._value_deserializer
+        out: dict[TopicPartition, list[ConsumerRecord]] = {}
+        for tp, records in result.items():
+            converted = []
+            for r in records:
+                try:
+                    converted.append(r._replace(key=kd(r.key) if kd is not None else r.key,
+                                                value=vd(r.value) if vd is not None else r.value))
+                except Exception as exc:
+                    # Nothing of this poll was delivered: put every partition back where it started.
+                    for tp2, recs in result.items():
+                        if self._subs.is_assigned(tp2) and recs:
+                            self._subs.seek(tp2, recs[0].offset, recs[0].leader_epoch)
+                    raise Errors.SerializationError(
+                        f"deserializing the record at {tp.topic}[{tp.partition}] offset {r.offset} failed: "
+                        f"{exc!r}; seek past it to skip it") from exc
+            out[tp] = converted
+        return out
+
+    async def _assign_all_without_group(self) -> None:
+        """subscribe() without a group_id (as aiokafka allows): every partition of the subscribed topics."""
+        if self._subs.pattern is not None:
+            matched = {t for t in cv.topics(self._client, self._config.exclude_internal_topics)
+                       if self._subs.matches_pattern(t)}
+            self._subs.change_subscription(matched)
+        wanted = {TopicPartition(t, p) for t in self._subs.subscription for p in (cv.partitions_for(
+            self._client, t) or ())}
+        missing_topics = [t for t in self._subs.subscription if cv.partitions_for(self._client, t) is None]
+        if missing_topics and self._subs.needs_rejoin:
+            try:
+                await cv.refresh_metadata(self._client, missing_topics, self._timeout)
+            except Errors.KafkaError as exc:
+                log.warning("metadata for %s failed: %s", missing_topics, exc)
+            wanted = {TopicPartition(t, p) for t in self._subs.subscription for p in (cv.partitions_for(
+                self._client, t) or ())}
+        self._subs.needs_rejoin = False
+        current = self._subs.assigned_partitions()
+        if wanted == current:
+            return
+        revoked, added = current - wanted, wanted - current
+        listener = self._subs.listener
+        if revoked and listener is not None:
+            await _maybe_await(listener.on_partitions_revoked(revoked))
+        self._subs.assign_from_subscribed(wanted)
+        self._fetcher.drop_buffered(revoked)
+        if listener is not None:
+            await _maybe_await(listener.on_partitions_assigned(added))
+
+    # -- offsets -----------------------------------------------------------------------------------------
+    async def commit(self, offsets: Mapping[TopicPartition, Any] | None = None) -> None:
+        """Commit the positions of everything polled so far, or the given ``{tp: offset}``.
+
+        An offset is the next one to read (last processed + 1); it may be an int, an
+        :class:`OffsetAndMetadata` or an ``(offset, metadata)`` tuple.
+        """
+        self._check_open()
+        coordinator = self._require_group("commit")
+        if offsets is None:
+            to_commit = self._subs.all_consumed()
+        else:
+            to_commit = {}
+            for tp, value in offsets.items():
+                if not isinstance(tp, TopicPartition):
+                    raise ValueError(f"commit() keys must be TopicPartition, got {tp!r}")
+                to_commit[tp] = _offset_and_metadata(value)
+        await coordinator.commit_sync(to_commit, self._config.request_timeout_ms / 1000.0)
+
+    async def committed(self, tp: TopicPartition) -> int | None:
+        """The group's committed offset of ``tp`` (None if nothing is committed)."""
+        self._check_open()
+        coordinator = self._require_group("committed")
+        res = await coordinator.committer.fetch({tp}, self._config.request_timeout_ms / 1000.0)
+        om = res.get(tp)
+        return None if om is None else om.offset
+
+    async def position(self, tp: TopicPartition) -> int:
+        """Offset of the next record poll() will return for ``tp`` (looked up if not yet known)."""
+        self._check_open()
+        st = self._subs.state(tp)
+        deadline = time.monotonic() + self._config.request_timeout_ms / 1000.0
+        while not st.has_valid_position:
+            await self._positions.poll(deadline, wait=True)
+            if time.monotonic() > deadline and not st.has_valid_position:
+                raise Errors.KafkaTimeoutError(f"no position for {tp} within request_timeout_ms")
+        assert st.position is not None
+        return st.position
+
+    def seek(self, tp: TopicPartition, offset: int) -> None:
+        """Read ``tp`` from ``offset`` on (buffered data of ``tp`` is dropped)."""
+        if not isinstance(tp, TopicPartition):
+            raise ValueError(f"seek() takes a TopicPartition, got {tp!r}")
+        self._subs.seek(tp, offset)
+        self._fetcher.drop_buffered([tp])
+
+    async def seek_to_beginning(self, *partitions: TopicPartition) -> None:
+        await self._seek_to(partitions, OffsetResetStrategy.EARLIEST)
+
+    async def seek_to_end(self, *partitions: TopicPartition) -> None:
+        await self._seek_to(partitions, OffsetResetStrategy.LATEST)
+
+    async def seek_to_committed(self, *partitions: TopicPartition) -> dict[TopicPartition, int | None]:
+        self._check_open()
+        coordinator = self._require_group("seek_to_committed")
+        tps = set(partitions) or self._subs.assigned_partitions()
+        res = await coordinator.committer.fetch(tps, self._config.request_timeout_ms / 1000.0)
+        out: dict[TopicPartition, int | None] = {}
+        for tp, om in res.items():
+            out[tp] = None if om is None else om.offset
+            if om is not None:
+                self.seek(tp, om.offset)
+        return out
+
+    async def _seek_to(self, partitions: Iterable[TopicPartition], strategy: OffsetResetStrategy) -> None:
+        self._check_open()
+        tps = set(partitions) or self._subs.assigned_partitions()
+        for tp in tps:
+            self._subs.request_reset(tp, strategy)
+        self._fetcher.drop_buffered(tps)
+        await self._positions.reset_now(tps, time.monotonic() + self._config.request_timeout_ms / 1000.0)
+
+    async def beginning_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        return await self._list(partitions, EARLIEST)
+
+    async def end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        return await self._list(partitions, LATEST)
+
+    async def _list(self, partitions: Iterable[TopicPartition], ts: int) -> dict[TopicPartition, int]:
+        self._check_open()
+        tps = _partitions(partitions)
+        res = await self._offsets.list_offsets({tp: ts for tp in tps}, self._timeout)
+        return {tp: (r.offset if r is not None else -1) for tp, r in res.items()}
+
+    async def offsets_for_times(self, timestamps: Mapping[TopicPartition, int]
+                                ) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+        """For each partition, the earliest offset whose timestamp is >= the given ms (None if none)."""
+        self._check_open()
+        for tp, ts in timestamps.items():
+            if not isinstance(tp, TopicPartition):
+                raise ValueError(f"offsets_for_times() keys must be TopicPartition, got {tp!r}")
+            if not isinstance(ts, int) or isinstance(ts, bool) or ts < 0:
+                raise ValueError(f"timestamp for {tp} must be a non-negative int (ms), got {ts!r}")
+        return await self._offsets.list_offsets(dict(timestamps), self._config.request_timeout_ms / 1000.0)
+
+    def highwater(self, tp: TopicPartition) -> int | None:
+        """The partition's high watermark from the last fetch response (None before one)."""
+        hw = self._subs.state(tp).high_watermark
+        return None if hw < 0 else hw
+
+    def last_stable_offset(self, tp: TopicPartition) -> int | None:
+        lso = self._subs.state(tp).last_stable_offset
+        return None if lso < 0 else lso
+
+    # -- pause / resume ----------------------------------------------------------------------------------
+    def pause(self, *partitions: TopicPartition) -> None:
+        for tp in partitions:
+            self._subs.pause(tp)
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        for tp in partitions:
+            self._subs.resume(tp)
+
+    def paused(self) -> set[TopicPartition]:
+        return self._subs.paused_partitions()
+
+    # -- metadata ----------------------------------------------------------------------------------------
+    async def topics(self) -> set[str]:
+        self._check_open()
+        await cv.refresh_all_topics(self._client, self._timeout, keep_tracking=self._subs.pattern is not None)
+        return cv.topics(self._client, exclude_internal=False)
+
+    def partitions_for_topic(self, topic: str) -> set[int] | None:
+        """Partition ids of ``topic`` from cached metadata (None if the topic is unknown)."""
+        return cv.partitions_for(self._client, topic)
+
+    # -- metrics -----------------------------------------------------------------------------------------
+    def metrics(self) -> dict[str, Any]:
+        """Records and bytes consumed, fetch latency, lag per partition, rebalances, commits."""
+        lags = {tp: self._subs.lag(tp) for tp in self._subs.assigned_partitions()}
+        return self._metrics.snapshot(lags)
+
+    # -- helpers -----------------------------------------------------------------------------------------
+    def _require_group(self, what: str) -> GroupCoordinator:
+        if self._coordinator is None:
+            raise Errors.IllegalStateError(f"{what}() needs a group_id")
+        return self._coordinator
+
+
+def _offset_and_metadata(value: Any) -> OffsetAndMetadata:
+    if isinstance(value, OffsetAndMetadata):
+        om = value
+    elif isinstance(value, tuple) and len(value) == 2:
+        om = OffsetAndMetadata(value[0], value[1] or "")
+    else:
+        om = OffsetAndMetadata(value, "")
+    if not isinstance(om.offset, int) or isinstance(om.offset, bool) or om.offset < 0:
+        raise ValueError(f"offsets to commit must be non-negative ints, got {om.offset!r}")
+    if not isinstance(om.metadata, str):
+        raise ValueError(f"commit metadata must be a str, got {om.metadata!r}")
+    return om
+
+
+def _partitions(partitions: Iterable[TopicPartition]) -> set[TopicPartition]:
+    tps = set(partitions)
+    for tp in tps:
+        if not isinstance(tp, TopicPartition):
+            raise ValueError(f"expected TopicPartition, got {tp!r}")
+    return tps
+
+
+async def _maybe_await(value: Any) -> Any:
+    if asyncio.iscoroutine(value) or isinstance(value, asyncio.Future):
+        return await value
+    return value
+
+
+def _make_client(config: Config) -> Any:
+    from ..net import KafkaClient
+
+    return KafkaClient(config)

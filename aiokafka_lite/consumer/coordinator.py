@@ -1,0 +1,607 @@
+"""Group membership: find the coordinator, join, sync, heartbeat, rebalance, leave.
+
+The division of work follows the Java consumer. A background heartbeat task keeps the session alive and
+notices rebalances, expired generations and a missed ``max_poll_interval_ms``; everything that changes what
+the application owns happens inside ``poll()`` (:meth:`GroupCoordinator.poll`): auto-commit, revoking,
+JoinGroup/SyncGroup, installing the assignment, and the rebalance listener's callbacks. So positions are
+committed only after the application came back for more (at-least-once), and listener callbacks run in the
+application's own task.
+
+Rebalance protocols: EAGER revokes everything before rejoining. COOPERATIVE (KIP-429, with
+``cooperative-sticky`` alone) keeps consuming owned partitions during the rebalance; partitions missing
+from the new assignment are revoked afterwards and the member rejoins at once, which hands them to their
+new owner in a second round.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .. import errors as Errors
+from ..protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
+from ..protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity
+from ..protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
+from ..structs import TopicPartition
+from . import cluster_view as cv
+from .assignors import Assignor, GroupMember, RebalanceProtocol, rebalance_protocol
+from .committer import Committer
+from .group_protocol import (
+    Assignment,
+    Subscription,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+)
+from .heartbeat import heartbeat_loop
+from .metrics import ConsumerMetrics
+from .subscription import SubscriptionState, SubscriptionType
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_TYPE = "consumer"
+_COORDINATOR_ERRORS = frozenset({Errors.NotCoordinatorError.errno, Errors.CoordinatorNotAvailableError.errno})
+_FATAL_JOIN_ERRORS = frozenset({
+    Errors.InconsistentGroupProtocolError.errno, Errors.InvalidSessionTimeoutError.errno,
+    Errors.InvalidGroupIdError.errno, Errors.GroupAuthorizationFailedError.errno,
+    Errors.GroupMaxSizeReachedError.errno, Errors.FencedInstanceIdError.errno,
+    Errors.UnsupportedVersionError.errno, Errors.TopicAuthorizationFailedError.errno,
+})
+
+
+class _Rejoin(Exception):
+    """Internal: the join/sync round must start over (after adjusting member id or coordinator)."""
+
+
+class GroupCoordinator:
+    """One consumer's membership in one group (the Java ConsumerCoordinator's job)."""
+
+    def __init__(self, client: Any, subscription: SubscriptionState, config: Any, assignors: list[Assignor],
+                 metrics: ConsumerMetrics, on_revoke: Callable[[set[TopicPartition]], None]) -> None:
+        self._client = client
+        self._subs = subscription
+        self.metrics = metrics
+        self._on_revoke = on_revoke
+        self.group_id: str = config.group_id
+        self.group_instance_id: str | None = config.group_instance_id
+        self._session_timeout_ms: int = config.session_timeout_ms
+        self._heartbeat_interval = config.heartbeat_interval_ms / 1000.0
+        self._max_poll_interval = config.max_poll_interval_ms / 1000.0
+        self._rebalance_timeout_ms: int = config.rebalance_timeout_ms or config.max_poll_interval_ms
+        self._retry_backoff = config.retry_backoff_ms / 1000.0
+        self._request_timeout = config.request_timeout_ms / 1000.0
+        self._metadata_max_age = config.metadata_max_age_ms / 1000.0
+        self._exclude_internal: bool = config.exclude_internal_topics
+        self._auto_commit: bool = config.enable_auto_commit
+        self._auto_commit_interval = config.auto_commit_interval_ms / 1000.0
+        self.assignors = assignors
+        self.protocol = rebalance_protocol(assignors)
+        self.committer = Committer(client, self, self.group_id, config.isolation_level == "read_committed",
+                                   config.retry_backoff_ms)
+        self.coordinator_id: int | None = None
+        self._coordinator_lookup: asyncio.Task[int] | None = None
+        self.member_id = ""
+        self.generation = -1
+        self.protocol_name: str | None = None
+        self.leader_id: str | None = None
+        self.rejoin_needed = True
+        self._rejoin_reason = "initial join"
+        #: Partitions owned in a generation that ended behind our back (lost, not revoked).
+        self._lost: set[TopicPartition] = set()
+        self._join_task: asyncio.Task[Assignment] | None = None
+        self._join_started = 0.0
+        self._join_delay = 0.0
+        self._heartbeat_task: asyncio.Task[None] | None = None
+        self._metadata_task: asyncio.Task[None] | None = None
+        self._auto_commit_task: asyncio.Task[None] | None = None
+        self._leave_task: asyncio.Task[None] | None = None
+        self._failure: BaseException | None = None
+        self._last_poll = time.monotonic()
+        self._next_auto_commit = time.monotonic() + self._auto_commit_interval
+        self._last_committed: dict[TopicPartition, Any] = {}
+        self._assignment_snapshot: dict[str, int] = {}
+        self._closed = False
+        #: Set whenever poll() has group work to do (rejoin, lost partitions, a failure).
+        self.wakeup = asyncio.Event()
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+    def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._heartbeat_task is None:
+            self._heartbeat_task = loop.create_task(heartbeat_loop(self), name="aiokafka_lite-heartbeat")
+        if self._metadata_task is None:
+            self._metadata_task = loop.create_task(self._metadata_loop(), name="aiokafka_lite-group-metadata")
+
+    async def close(self, commit: bool, timeout: float) -> None:
+        """Auto-commit (if on), give partitions back through the listener, leave the group, stop tasks."""
+        deadline = time.monotonic() + timeout
+        if self._join_task is not None and not self._join_task.done():
+            # A broker holds JoinGroup until the rebalance completes, and everything after it on the
+            # same connection waits: drop that connection so the commit and LeaveGroup go through.
+            self._join_task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._join_task
+            self._join_task = None
+            if self.coordinator_id is not None:
+                cv.close_connection(self._client, self.coordinator_id)
+        try:
+            if commit and self._auto_commit and self._subs.assigned_partitions():
+                try:
+                    await self.commit_sync(self._subs.all_consumed(), max(0.1, deadline - time.monotonic()))
+                except Errors.KafkaError as exc:
+                    log.warning("auto-commit on close failed: %s", exc)
+            if self._subs.partitions_auto_assigned and self.generation >= 0:
+                assigned = self._subs.assigned_partitions()
+                if assigned:
+                    await self._invoke("on_partitions_revoked", assigned)
+            await self._maybe_leave_group("the consumer is closing", deadline)
+        finally:
+            self._closed = True
+            tasks = (self._heartbeat_task, self._metadata_task, self._join_task, self._auto_commit_task,
+                     self._coordinator_lookup, self._leave_task)
+            for task in tasks:
+                if task is not None and not task.done():
+                    task.cancel()
+            for task in tasks:
+                if task is not None:
+                    with contextlib.suppress(BaseException):
+                        await task
+
+    def raise_if_failed(self) -> None:
+        if self._failure is not None:
+            exc, self._failure = self._failure, None
+            raise exc
+        for task in (self._heartbeat_task, self._metadata_task):
+            if task is not None and task.done() and not self._closed:
+                exc2 = task.exception() if not task.cancelled() else None
+                raise Errors.KafkaError(f"the group task {task.get_name()} ended unexpectedly: {exc2!r}") \
+                    from exc2
+
+    def _fail(self, exc: BaseException) -> None:
+        self._failure = exc
+        self.wakeup.set()
+
+    # -- coordinator discovery ---------------------------------------------------------------------------
+    async def ensure_coordinator(self, deadline: float) -> int:
+        """The coordinator's node id, looked up (once for all concurrent callers) when unknown."""
+        while self.coordinator_id is None:
+            if self._coordinator_lookup is None or self._coordinator_lookup.done():
+                self._coordinator_lookup = asyncio.get_running_loop().create_task(
+                    cv.find_coordinator(self._client, self.group_id), name="aiokafka_lite-find-coordinator")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Errors.KafkaTimeoutError(f"no coordinator found for group {self.group_id!r}")
+            try:
+                node = await asyncio.wait_for(asyncio.shield(self._coordinator_lookup), left)
+            except asyncio.TimeoutError:
+                raise Errors.KafkaTimeoutError(f"no coordinator found for group {self.group_id!r}") from None
+            except Errors.KafkaError as exc:
+                if not (exc.retriable or isinstance(exc, (
+                        Errors.KafkaConnectionError, Errors.CoordinatorNotAvailableError,
+                        Errors.NotCoordinatorError))):
+                    raise
+                log.debug("finding the coordinator of %r: %s", self.group_id, exc)
+                await asyncio.sleep(min(self._retry_backoff, max(0.0, deadline - time.monotonic())))
+                continue
+            self.coordinator_id = node
+        return self.coordinator_id
+
+    def coordinator_dead(self, reason: BaseException) -> None:
+        if self.coordinator_id is not None:
+            log.info("group %r: coordinator %s unusable (%s); looking it up again", self.group_id,
+                     self.coordinator_id, reason)
+        self.coordinator_id = None
+
+    # -- state changes requested by heartbeats, commits, metadata ----------------------------------------
+    def commit_identity(self) -> tuple[int, str]:
+        if self._subs.partitions_auto_assigned:
+            return self.generation, self.member_id
+        return -1, ""  # a "simple" consumer group: assign() plus commits
+
+    def leave_in_background(self, reason: str) -> None:
+        """unsubscribe(): leave now so the group rebalances; a later subscribe() joins afresh."""
+        self.rejoin_needed = True
+        self._lost = set()
+        if self._leave_task is None or self._leave_task.done():
+            self._leave_task = asyncio.get_running_loop().create_task(
+                self._maybe_leave_group(reason, time.monotonic() + self._request_timeout),
+                name="aiokafka_lite-leave-group")
+
+    def request_rejoin(self, reason: str) -> None:
+        if not self.rejoin_needed:
+            log.info("group %r: rejoining: %s", self.group_id, reason)
+        self.rejoin_needed = True
+        self._rejoin_reason = reason
+        self.wakeup.set()
+
+    def member_error(self, code: int) -> None:
+        """Our generation is over (or our member id unknown): what we owned is lost; rejoin."""
+        if code == Errors.FencedInstanceIdError.errno:
+            self._fail(Errors.FencedInstanceIdError(
+                f"another consumer with group_instance_id {self.group_instance_id!r} joined group "
+                f"{self.group_id!r}"))
+        if code == Errors.UnknownMemberIdError.errno:
+            self.member_id = ""
+        if self.generation >= 0 or code == Errors.UnknownMemberIdError.errno:
+            self.generation = -1
+            self._lost |= self._subs.assigned_partitions()
+        self.request_rejoin(Errors.for_code(code).message)
+
+    # -- the poll-time work ------------------------------------------------------------------------------
+    def note_poll(self) -> None:
+        self._last_poll = time.monotonic()
+        self.metrics.last_poll = self._last_poll
+
+    def quick_poll(self) -> bool:
+        """The poll-time work when there is none but auto-commit: True if nothing else is due."""
+        if (self._failure is not None or self.rejoin_needed or self._join_task is not None or self._lost
+                or self._subs.needs_rejoin):
+            return False
+        self.note_poll()
+        self._maybe_auto_commit()
+        return True
+
+    async def poll(self, deadline: float) -> None:
+        """Group work due now; returns at the deadline with a join still running (next poll resumes it)."""
+        self.raise_if_failed()
+        self.note_poll()
+        self.wakeup.clear()
+        if not self._subs.partitions_auto_assigned:
+            self._maybe_auto_commit()
+            return
+        if self._subs.needs_rejoin:
+            self._subs.needs_rejoin = False
+            self.request_rejoin("the subscription changed")
+        if self._lost:
+            await self._lose_partitions()
+        while self.rejoin_needed or self._join_task is not None:
+            if self._join_task is None:
+                await self._prepare_join()
+                self._join_started = time.monotonic()
+                self.rejoin_needed = False
+                self._join_task = asyncio.get_running_loop().create_task(
+                    self._join_and_sync(), name="aiokafka_lite-join-group")
+            left = deadline - time.monotonic()
+            if not self._join_task.done():
+                if left <= 0:
+                    return
+                await asyncio.wait([self._join_task], timeout=left)
+                if not self._join_task.done():
+                    return
+            task, self._join_task = self._join_task, None
+            if task.cancelled():
+                self.rejoin_needed = True
+                return
+            exc = task.exception()
+            if exc is not None:
+                self.rejoin_needed = True
+                self.metrics.failed_rebalances += 1
+                if isinstance(exc, _Rejoin):
+                    continue
+                raise exc
+            await self._install(task.result())
+            self.raise_if_failed()
+        self._maybe_auto_commit()
+
+    async def _prepare_join(self) -> None:
+        """Before JoinGroup: eager revokes all (committing first); cooperative revokes dropped topics."""
+        await self._resolve_pattern()
+        assigned = self._subs.assigned_partitions()
+        if self.protocol is RebalanceProtocol.EAGER or self.generation < 0:
+            revoked = assigned
+        else:
+            revoked = {tp for tp in assigned if tp.topic not in self._subs.subscription}
+        if not revoked:
+            return
+        if self.generation >= 0 and self._auto_commit:
+            consumed = {tp: om for tp, om in self._subs.all_consumed().items() if tp in revoked}
+            try:
+                await self.commit_sync(consumed, self._request_timeout)
+            except Errors.KafkaError as exc:
+                log.warning("group %r: auto-commit before revoking failed: %s", self.group_id, exc)
+        if self.generation < 0:
+            # Our generation is over (maybe the commit just found out): the partitions are lost.
+            self._lost |= revoked
+            await self._lose_partitions()
+            return
+        await self._revoke(revoked)
+
+    async def _revoke(self, revoked: set[TopicPartition]) -> None:
+        self._lost -= revoked
+        self._subs.mark_pending_revocation(revoked)
+        try:
+            await self._invoke("on_partitions_revoked", revoked)
+        finally:
+            self._subs.remove_assigned(revoked)
+            self._on_revoke(revoked)
+
+    async def _lose_partitions(self) -> None:
+        lost = self._lost & self._subs.assigned_partitions()
+        self._lost = set()
+        if not lost:
+            return
+        log.info("group %r: partitions lost: %s", self.group_id, sorted(lost))
+        self._subs.mark_pending_revocation(lost)
+        try:
+            await self._invoke("on_partitions_lost", lost)
+        finally:
+            self._subs.remove_assigned(lost)
+            self._on_revoke(lost)
+
+    async def _install(self, assignment: Assignment) -> None:
+        self._lost = set()  # superseded by the new generation's assignment
+        new = set(assignment.partitions)
+        if self._subs.subscription_type is SubscriptionType.AUTO_TOPICS:
+            new = {tp for tp in new if tp.topic in self._subs.subscription}
+        owned = self._subs.assigned_partitions()
+        self.metrics.rebalances += 1
+        self.metrics.last_rebalance = time.monotonic()
+        self.metrics.rebalance_latency.record(time.monotonic() - self._join_started)
+        for a in self.assignors:
+            if a.name == self.protocol_name:
+                a.on_assignment(assignment, self.generation)
+        revoked = owned - new
+        added = new - owned
+        log.info("group %r generation %s: assigned %s", self.group_id, self.generation, sorted(new))
+        if revoked:
+            # Cooperative: give up what moved, then rejoin so its new owner gets it (KIP-429).
+            if self._auto_commit:
+                consumed = {tp: om for tp, om in self._subs.all_consumed().items() if tp in revoked}
+                try:
+                    await self.commit_sync(consumed, self._request_timeout)
+                except Errors.KafkaError as exc:
+                    log.warning("group %r: auto-commit before revoking failed: %s", self.group_id, exc)
+            await self._revoke(revoked)
+            self.request_rejoin("partitions were revoked (cooperative rebalance)")
+            self._join_delay = self._retry_backoff
+        self._subs.add_assigned(added)
+        await self._invoke("on_partitions_assigned", added)
+
+    async def _invoke(self, method: str, partitions: set[TopicPartition]) -> None:
+        listener = self._subs.listener
+        if listener is None:
+            return
+        fn = getattr(listener, method, None)
+        if fn is None and method == "on_partitions_lost":
+            fn = getattr(listener, "on_partitions_revoked", None)
+        if fn is None:
+            return
+        result = fn(set(partitions))
+        if inspect.isawaitable(result):
+            await result
+
+    # -- join / sync -------------------------------------------------------------------------------------
+    def _own_subscription(self, assignor: Assignor) -> bytes:
+        topics = sorted(self._subs.subscription)
+        owned = sorted(self._subs.assigned_partitions()) if self.protocol is RebalanceProtocol.COOPERATIVE \
+            else []
+        return encode_subscription(Subscription(topics, assignor.subscription_user_data(topics), owned,
+                                                self.generation, None))
+
+    async def _join_and_sync(self) -> Assignment:
+        """One JoinGroup + SyncGroup round; raises _Rejoin when it must start over."""
+        if self._join_delay:
+            delay, self._join_delay = self._join_delay, 0.0
+            await asyncio.sleep(delay)
+        deadline = time.monotonic() + self._rebalance_timeout_ms / 1000.0 + self._request_timeout
+        try:
+            node = await self.ensure_coordinator(time.monotonic() + self._request_timeout)
+        except Errors.KafkaError as exc:
+            await self._transport_error(exc)  # a broker down is retried; only the unexpected is raised
+            raise _Rejoin() from exc
+        req = JoinGroupRequest(
+            group_id=self.group_id, session_timeout_ms=self._session_timeout_ms,
+            rebalance_timeout_ms=self._rebalance_timeout_ms, member_id=self.member_id,
+            group_instance_id=self.group_instance_id, protocol_type=PROTOCOL_TYPE,
+            protocols=[JoinGroupRequestProtocol(name=a.name, metadata=self._own_subscription(a))
+                       for a in self.assignors],
+            reason=self._rejoin_reason[:200])
+        try:
+            version = await cv.api_version(self._client, node, JoinGroupRequest)
+            if self.group_instance_id is not None and version < 5:
+                raise Errors.UnsupportedVersionError(
+                    f"group_instance_id needs JoinGroup v5+; the coordinator offers v{version}")
+            resp = await cv.send(self._client, node, req, version,
+                                 timeout_ms=self._rebalance_timeout_ms + self._request_timeout * 1000)
+        except Errors.KafkaError as exc:
+            await self._transport_error(exc)
+            raise _Rejoin() from exc
+        code = resp.error_code
+        log.debug("group %r: JoinGroup v%s answered error %s generation %s leader %s member %s (%d members)",
+                  self.group_id, version, code, resp.generation_id, resp.leader, resp.member_id,
+                  len(resp.members))
+        if code:
+            await self._join_error(code, resp.member_id, "JoinGroup")
+        self.generation = resp.generation_id
+        self.member_id = resp.member_id
+        self.protocol_name = resp.protocol_name
+        self.leader_id = resp.leader
+        assignments: dict[str, bytes] = {}
+        if resp.leader == resp.member_id and not getattr(resp, "skip_assignment", False):
+            assignments = await self._assign(resp.protocol_name or "", resp.members)
+        sync = SyncGroupRequest(
+            group_id=self.group_id, generation_id=self.generation, member_id=self.member_id,
+            group_instance_id=self.group_instance_id, protocol_type=PROTOCOL_TYPE,
+            protocol_name=self.protocol_name,
+            assignments=[SyncGroupRequestAssignment(member_id=m, assignment=a)
+                         for m, a in assignments.items()])
+        try:
+            node = await self.ensure_coordinator(deadline)
+            version = await cv.api_version(self._client, node, SyncGroupRequest)
+            sresp = await cv.send(self._client, node, sync, version,
+                                  timeout_ms=self._rebalance_timeout_ms + self._request_timeout * 1000)
+        except Errors.KafkaError as exc:
+            await self._transport_error(exc)
+            raise _Rejoin() from exc
+        log.debug("group %r: SyncGroup generation %s answered error %s", self.group_id, self.generation,
+                  sresp.error_code)
+        if sresp.error_code:
+            if sresp.error_code in (Errors.UnknownMemberIdError.errno, Errors.IllegalGenerationError.errno):
+                self.generation = -1
+            await self._join_error(sresp.error_code, None, "SyncGroup")
+        try:
+            return decode_assignment(sresp.assignment)
+        except Errors.ProtocolError as exc:
+            raise Errors.ProtocolError(f"group {self.group_id!r}: the leader's assignment does not decode: "
+                                       f"{exc}") from exc
+
+    async def _transport_error(self, exc: Errors.KafkaError) -> None:
+        if exc.retriable or isinstance(exc, Errors.KafkaConnectionError):
+            self.coordinator_dead(exc)
+            await asyncio.sleep(self._retry_backoff)
+            return
+        raise exc
+
+    async def _join_error(self, code: int, member_id: str | None, what: str) -> None:
+        exc = Errors.for_code(code)(f"{what} in group {self.group_id!r}")
+        if code == Errors.MemberIdRequiredError.errno:
+            # KIP-394: the broker gave us a member id; join again with it right away.
+            self.member_id = member_id or ""
+            raise _Rejoin()
+        if code == Errors.UnknownMemberIdError.errno:
+            self.member_id = ""
+            self.generation = -1
+            raise _Rejoin()
+        if code == Errors.IllegalGenerationError.errno:
+            self.generation = -1
+            raise _Rejoin()
+        if code in _COORDINATOR_ERRORS:
+            self.coordinator_dead(exc)
+            await asyncio.sleep(self._retry_backoff)
+            raise _Rejoin()
+        if code in (Errors.CoordinatorLoadInProgressError.errno, Errors.RebalanceInProgressError.errno):
+            await asyncio.sleep(self._retry_backoff)
+            raise _Rejoin()
+        if code == Errors.FencedInstanceIdError.errno or code in _FATAL_JOIN_ERRORS:
+            raise exc
+        raise exc
+
+    async def _assign(self, protocol_name: str, members: list[Any]) -> dict[str, bytes]:
+        """Leader: decode every member's subscription, refresh metadata, run the chosen assignor."""
+        assignor = next((a for a in self.assignors if a.name == protocol_name), None)
+        if assignor is None:
+            raise Errors.IllegalStateError(f"the group chose assignor {protocol_name!r}, which we lack")
+        group: dict[str, GroupMember] = {}
+        for m in members:
+            try:
+                sub = decode_subscription(m.metadata)
+            except Errors.ProtocolError as exc:
+                log.warning("group %r: member %s sent an undecodable subscription (%s); it gets nothing",
+                            self.group_id, m.member_id, exc)
+                sub = Subscription([])
+            group[m.member_id] = GroupMember(m.member_id, sub, m.group_instance_id)
+        topics = {t for gm in group.values() for t in gm.subscription.topics}
+        self._subs.group_subscription = set(topics) | set(self._subs.subscription)
+        try:
+            await cv.refresh_metadata(self._client, topics, self._request_timeout)
+        except Errors.KafkaError as exc:
+            log.warning("group %r: metadata refresh before assigning failed: %s", self.group_id, exc)
+        partitions = {t: sorted(ps) for t in topics if (ps := cv.partitions_for(self._client, t))}
+        self._assignment_snapshot = {t: len(ps) for t, ps in partitions.items()}
+        result = assignor.assign(partitions, group)
+        log.info("group %r: leader assigned with %s: %s", self.group_id, protocol_name,
+                 {m: len(a.partitions) for m, a in result.items()})
+        return {m: encode_assignment(result.get(m, Assignment([]))) for m in group}
+
+    # -- background: heartbeats and metadata checks -----------------------------------------------------
+    def _heartbeat_due(self) -> bool:
+        return (self.generation >= 0 and self.member_id != "" and not self._closed
+                and (self._join_task is None or self._join_task.done()))
+
+    async def _maybe_leave_group(self, reason: str, deadline: float) -> None:
+        # Static members keep their id across restarts; leaving would trigger the rebalance they avoid.
+        if self.group_instance_id is not None or not self.member_id:
+            return
+        if self.coordinator_id is None:
+            return
+        node = self.coordinator_id
+        try:
+            version = await cv.api_version(self._client, node, LeaveGroupRequest)
+            if version >= 3:
+                req = LeaveGroupRequest(group_id=self.group_id, members=[
+                    MemberIdentity(member_id=self.member_id, group_instance_id=None, reason=reason)])
+            else:
+                req = LeaveGroupRequest(group_id=self.group_id, member_id=self.member_id)
+            await cv.send(self._client, node, req, version,
+                          timeout_ms=max(100.0, (deadline - time.monotonic()) * 1000))
+            log.info("group %r: member %s left (%s)", self.group_id, self.member_id, reason)
+        except Errors.KafkaError as exc:
+            log.info("group %r: LeaveGroup failed (%s); the session will expire instead", self.group_id, exc)
+        self.member_id = ""
+        self.generation = -1
+
+    async def _resolve_pattern(self) -> None:
+        if self._subs.subscription_type is not SubscriptionType.AUTO_PATTERN:
+            return
+        try:
+            await cv.refresh_all_topics(self._client, self._request_timeout, keep_tracking=True)
+        except Errors.KafkaError as exc:
+            log.warning("group %r: metadata for the pattern subscription failed: %s", self.group_id, exc)
+        matched = {t for t in cv.topics(self._client, exclude_internal=self._exclude_internal)
+                   if self._subs.matches_pattern(t)}
+        self._subs.change_subscription(matched)
+        self._subs.needs_rejoin = False
+
+    async def _metadata_loop(self) -> None:
+        """Every metadata_max_age_ms: new topics for a pattern, new partitions for the leader's topics."""
+        try:
+            while not self._closed:
+                await asyncio.sleep(self._metadata_max_age)
+                if not self._subs.partitions_auto_assigned or self.generation < 0:
+                    continue
+                if self._subs.subscription_type is SubscriptionType.AUTO_PATTERN:
+                    before = self._subs.subscription
+                    await self._resolve_pattern()
+                    if self._subs.subscription != before:
+                        self.request_rejoin("the pattern now matches other topics")
+                        continue
+                if self.leader_id == self.member_id and self._assignment_snapshot:
+                    try:
+                        await cv.refresh_metadata(self._client, self._assignment_snapshot,
+                                                  self._request_timeout)
+                    except Errors.KafkaError:
+                        continue
+                    now = {t: len(cv.partitions_for(self._client, t) or ())
+                           for t in self._assignment_snapshot}
+                    if now != self._assignment_snapshot:
+                        self.request_rejoin("partition counts of subscribed topics changed")
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            log.exception("group %r: metadata task failed", self.group_id)
+            self._fail(exc)
+            raise
+
+    # -- commits -----------------------------------------------------------------------------------------
+    async def commit_sync(self, offsets: dict[TopicPartition, Any], timeout: float) -> None:
+        await self.committer.commit(offsets, timeout)
+        self._last_committed.update(offsets)
+
+    def _maybe_auto_commit(self) -> None:
+        if not self._auto_commit or time.monotonic() < self._next_auto_commit:
+            return
+        if self._join_task is not None:
+            return  # it would queue behind the JoinGroup on the coordinator's connection
+        if self._auto_commit_task is not None and not self._auto_commit_task.done():
+            return
+        self._next_auto_commit = time.monotonic() + self._auto_commit_interval
+        pending = {tp: om for tp, om in self._subs.all_consumed().items()
+                   if self._last_committed.get(tp) != om}
+        if not pending:
+            return
+        if self._subs.partitions_auto_assigned and self.generation < 0:
+            return
+        self._auto_commit_task = asyncio.get_running_loop().create_task(
+            self._auto_commit_once(pending), name="aiokafka_lite-auto-commit")
+
+    async def _auto_commit_once(self, offsets: dict[TopicPartition, Any]) -> None:
+        try:
+            await self.commit_sync(offsets, self._request_timeout)
+        except Errors.KafkaError as exc:
+            log.warning("group %r: auto-commit failed: %s", self.group_id, exc)

@@ -1,0 +1,544 @@
+"""The fetcher: one background task keeping a Fetch in flight per broker, filling the completed-fetch buffer.
+
+This follows the Java consumer's fetch model. A partition is fetched when it is *fetchable* (assigned, not
+paused, position known, no pending reset or revocation), has no buffered data, and its leader has no Fetch
+in flight from us. Responses become :class:`CompletedFetch` entries, kept raw until ``poll()`` takes
+records from them, so the broker is already being asked for more while the application works on what it
+got. ``poll()`` takes at most ``max_poll_records``, resuming inside a partially read fetch.
+
+Data is only ever handed out at the partition's current position: a response that no longer matches
+(the partition was sought, revoked or reassigned meanwhile) is dropped, never merged.
+
+Failures: per-partition broker errors are handled here (leader moves refresh metadata, OFFSET_OUT_OF_RANGE
+applies ``auto_offset_reset``) or kept for the next ``poll()`` to raise; connection errors back off and
+retry; anything unexpected ends the task and is raised by every later ``poll()`` (never a silent stall).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import Any
+
+from .. import errors as Errors
+from ..protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic, ForgottenTopic
+from ..records import decode_arrow, decode_records
+from ..structs import ConsumerRecord, TopicPartition
+from . import cluster_view as cv
+from .fetch_session import SESSION_ERRORS, FetchPosition, FetchRequestData, FetchSessionHandler
+from .metrics import ConsumerMetrics
+from .subscription import OffsetResetStrategy, SubscriptionState
+
+log = logging.getLogger(__name__)
+
+READ_COMMITTED = 1
+_ZERO_UUID = uuid.UUID(int=0)
+
+#: Partition errors that mean "the metadata we fetched by is stale": refresh, then retry.
+_RETRY_WITH_METADATA = frozenset({
+    Errors.NotLeaderOrFollowerError.errno, Errors.FencedLeaderEpochError.errno,
+    Errors.UnknownLeaderEpochError.errno, Errors.LeaderNotAvailableError.errno,
+    Errors.ReplicaNotAvailableError.errno, Errors.KafkaStorageError.errno,
+    Errors.UnknownTopicOrPartitionError.errno, Errors.UnknownTopicIdError.errno,
+    Errors.InconsistentTopicIdError.errno, Errors.OffsetNotAvailableError.errno,
+    Errors.FetchSessionTopicIdError.errno, Errors.CorruptMessageError.errno,
+    Errors.NotEnoughReplicasError.errno, Errors.RequestTimedOutError.errno,
+})
+
+
+def _transient(exc: Errors.KafkaError) -> bool:
+    """Worth retrying (lost connection, timeout, leader moved); anything else ends the fetcher."""
+    return exc.retriable or exc.invalid_metadata or isinstance(exc, Errors.KafkaConnectionError)
+
+
+class CompletedFetch:
+    """One partition's data from one Fetch response, consumed by poll() from ``position`` on."""
+
+    __slots__ = ("aborted", "arrow", "arrow_index", "data", "fetch_offset", "index", "leader_epoch",
+                 "next_offset", "position", "records", "tp")
+
+    def __init__(self, tp: TopicPartition, fetch_offset: int, data: bytes,
+                 aborted: list[tuple[int, int]] | None) -> None:
+        self.tp = tp
+        self.fetch_offset = fetch_offset
+        #: Where the unconsumed part starts; must equal the partition's position to hand anything out.
+        self.position = fetch_offset
+        self.data = data
+        self.aborted = aborted
+        self.records: list[ConsumerRecord] | None = None
+        self.index = 0
+        self.arrow: Any = None
+        self.arrow_index = 0
+        self.next_offset = fetch_offset
+        self.leader_epoch = -1
+
+
+class Fetcher:
+    """Owns the fetch task, the fetch sessions and the completed-fetch buffer."""
+
+    def __init__(self, client: Any, subscription: SubscriptionState, config: Any,
+                 metrics: ConsumerMetrics) -> None:
+        self._client = client
+        self._subs = subscription
+        self._metrics = metrics
+        self._max_wait_ms = config.fetch_max_wait_ms
+        self._min_bytes = config.fetch_min_bytes
+        self._max_bytes = config.fetch_max_bytes
+        self._partition_max_bytes = config.max_partition_fetch_bytes
+        self._isolation = READ_COMMITTED if config.isolation_level == "read_committed" else 0
+        self._check_crcs = config.check_crcs
+        self._retry_backoff = config.retry_backoff_ms / 1000.0
+        self._completed: OrderedDict[TopicPartition, CompletedFetch] = OrderedDict()
+        self._in_flight: dict[int, asyncio.Task[None]] = {}
+        self._sessions: dict[int, FetchSessionHandler] = {}
+        self._node_backoff: dict[int, float] = {}
+        self._partition_backoff: dict[TopicPartition, float] = {}
+        #: Errors to raise from the next poll(), per partition (authorization, unexpected codes).
+        self._partition_errors: dict[TopicPartition, Errors.KafkaError] = {}
+        #: auto_offset_reset=none: partitions whose position fell out of range, with that position.
+        self.out_of_range: dict[TopicPartition, int] = {}
+        #: Partitions that just returned data go last in the next request, as Java's client orders them:
+        #: a broker fills a response in request order, so no partition starves behind busy ones, and one
+        #: whose next batch exceeds its share comes first in time (KIP-74 then returns it whole).
+        self._fetch_seq: dict[TopicPartition, int] = {}
+        self._seq = 0
+        self._wake = asyncio.Event()
+        self.data_ready = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._failure: BaseException | None = None
+        self._closed = False
+        subscription.add_change_listener(self.wake)
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="aiokafka_lite-fetcher")
+
+    async def stop(self) -> None:
+        self._closed = True
+        tasks = [t for t in (self._task, *self._in_flight.values()) if t is not None]
+        for t in tasks:
+            t.cancel()
+        for t in tasks:
+            try:
+                await t
+            except BaseException:  # shutting down; failures were already recorded
+                pass
+        self._task = None
+        self._in_flight.clear()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def raise_if_failed(self) -> None:
+        """Raise the error that ended the fetch task, if it ended (poll() calls this every time)."""
+        if self._failure is not None:
+            raise self._failure
+        if self._task is not None and self._task.done() and not self._closed:
+            exc = self._task.exception() if not self._task.cancelled() else None
+            raise Errors.KafkaError(f"the fetcher task ended unexpectedly: {exc!r}") from exc
+
+    def healthy(self) -> bool:
+        """No failure and no partition error waiting to be raised (poll()'s fast path)."""
+        return self._failure is None and not self._partition_errors and (
+            self._task is None or not self._task.done())
+
+    def raise_partition_errors(self) -> None:
+        """Raise (once) a per-partition error kept from a fetch response."""
+        if self._partition_errors:
+            tp, exc = next(iter(self._partition_errors.items()))
+            del self._partition_errors[tp]
+            raise exc
+
+    def _fail(self, exc: BaseException) -> None:
+        if self._failure is None:
+            self._failure = exc
+        self.data_ready.set()
+
+    # -- the fetch task ----------------------------------------------------------------------------------
+    async def _run(self) -> None:
+        try:
+            while not self._closed:
+                self._wake.clear()
+                delay = self._send_fetches()
+                if delay is None:
+                    await self._wake.wait()
+                else:
+                    try:
+                        await asyncio.wait_for(self._wake.wait(), delay)
+                    except asyncio.TimeoutError:
+                        pass
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            log.exception("fetcher task failed")
+            self._fail(exc)
+            raise
+
+    def _send_fetches(self) -> float | None:
+        """Start a Fetch for every node that has fetchable partitions and none in flight.
+
+        Returns how long until a backoff ends (so the loop looks again then), or None to wait for a wake.
+        """
+        now = time.monotonic()
+        retry_in: float | None = None
+        per_node: dict[int, dict[TopicPartition, FetchPosition]] = {}
+        need_metadata = False
+        seq = self._fetch_seq
+        for tp in sorted(self._subs.fetchable_partitions(), key=lambda t: seq.get(t, 0)):
+            if tp in self._completed:
+                continue
+            until = self._partition_backoff.get(tp)
+            if until is not None:
+                if until > now:
+                    retry_in = min(retry_in or 1e9, until - now)
+                    continue
+                del self._partition_backoff[tp]
+            leader = cv.leader_for(self._client, tp)
+            if leader is None or leader < 0:
+                need_metadata = True
+                retry_in = min(retry_in or 1e9, self._retry_backoff)
+                continue
+            if leader in self._in_flight:
+                continue
+            until = self._node_backoff.get(leader)
+            if until is not None and until > now:
+                retry_in = min(retry_in or 1e9, until - now)
+                continue
+            st = self._subs.state(tp)
+            assert st.position is not None
+            per_node.setdefault(leader, {})[tp] = FetchPosition(
+                st.position, self._partition_max_bytes, cv.leader_epoch(self._client, tp), -1,
+                cv.topic_id(self._client, tp.topic))
+        if need_metadata:
+            cv.request_metadata_update(self._client)
+        for node in [n for n, wanted in per_node.items() if self._hold_back(n, wanted)]:
+            del per_node[node]
+        loop = asyncio.get_running_loop()
+        for node, wanted in per_node.items():
+            self._in_flight[node] = loop.create_task(self._fetch(node, wanted),
+                                                     name=f"aiokafka_lite-fetch-{node}")
+        return retry_in
+
+    def _hold_back(self, node: int, wanted: dict[TopicPartition, FetchPosition]) -> bool:
+        """Wait before fetching only caught-up partitions while others of the node still have data buffered.
+
+        Such a fetch would sit on the broker for fetch_max_wait_ms (nothing new to return), and being the
+        node's one fetch in flight it would hold back the buffered partitions' next fetch as long. Sent a
+        little later, it goes out together with them, once the application drained their data.
+        """
+        for tp in wanted:
+            st = self._subs.state(tp)
+            if st.high_watermark < 0 or st.position is None or st.position < st.high_watermark:
+                return False
+        for tp in self._completed:
+            buffered = self._subs.state_or_none(tp)
+            if buffered is not None and not buffered.paused and cv.leader_for(self._client, tp) == node:
+                return True
+        return False
+
+    def _build_request(self, version: int, data: FetchRequestData) -> tuple[FetchRequest, int]:
+        use_ids = version >= 13 and all(
+            pos.topic_id is not None and pos.topic_id != _ZERO_UUID
+            for pos in (*data.session_partitions.values(),))
+        if version >= 13 and not use_ids:
+            version = 12
+        topics: dict[str, list[FetchPartition]] = {}
+        for tp, pos in data.to_send.items():
+            topics.setdefault(tp.topic, []).append(FetchPartition(
+                partition=tp.partition, current_leader_epoch=pos.current_leader_epoch,
+                fetch_offset=pos.fetch_offset, last_fetched_epoch=pos.last_fetched_epoch,
+                log_start_offset=-1, partition_max_bytes=pos.max_bytes))
+        forgotten: dict[str, list[int]] = {}
+        for tp in data.to_forget:
+            forgotten.setdefault(tp.topic, []).append(tp.partition)
+
+        def tid(topic: str) -> uuid.UUID:
+            return cv.topic_id(self._client, topic) or _ZERO_UUID if use_ids else _ZERO_UUID
+
+        req = FetchRequest(
+            replica_id=-1, max_wait_ms=self._max_wait_ms, min_bytes=self._min_bytes,
+            max_bytes=self._max_bytes, isolation_level=self._isolation, session_id=data.session_id,
+            session_epoch=data.epoch,
+            topics=[FetchTopic(topic=t, topic_id=tid(t), partitions=ps) for t, ps in topics.items()],
+            forgotten_topics_data=[ForgottenTopic(topic=t, topic_id=tid(t), partitions=ps)
+                                   for t, ps in forgotten.items()])
+        return req, version
+
+    async def _fetch(self, node: int, wanted: dict[TopicPartition, FetchPosition]) -> None:
+        try:
+            await self._fetch_once(node, wanted)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            log.exception("fetch from node %s failed unexpectedly", node)
+            self._fail(exc)
+        finally:
+            self._in_flight.pop(node, None)
+            self._wake.set()
+
+    async def _fetch_once(self, node: int, wanted: dict[TopicPartition, FetchPosition]) -> None:
+        session = self._sessions.get(node)
+        if session is None:
+            session = self._sessions[node] = FetchSessionHandler(node)
+        try:
+            version = await cv.api_version(self._client, node, FetchRequest)
+        except Errors.KafkaError as exc:
+            if not _transient(exc):
+                raise
+            self._node_backoff[node] = time.monotonic() + self._retry_backoff
+            cv.request_metadata_update(self._client)
+            log.debug("cannot reach node %s for fetching: %s", node, exc)
+            return
+        use_ids = version >= 13 and all(pos.topic_id is not None for pos in wanted.values())
+        if session.topic_ids is not None and session.topic_ids != use_ids:
+            session.reset()
+        session.topic_ids = use_ids
+        data = session.build(wanted)
+        req, version = self._build_request(version if use_ids else min(version, 12), data)
+        if data.is_full:
+            self._metrics.full_fetches += 1
+        else:
+            self._metrics.incremental_fetches += 1
+        started = time.monotonic()
+        try:
+            resp = await cv.send(self._client, node, req, version)
+        except Errors.KafkaError as exc:
+            session.handle_error()
+            if not _transient(exc):
+                raise
+            self._metrics.fetch_errors += 1
+            self._node_backoff[node] = time.monotonic() + self._retry_backoff
+            if exc.invalid_metadata or isinstance(exc, Errors.KafkaConnectionError):
+                cv.request_metadata_update(self._client)
+            log.debug("fetch from node %s failed: %s", node, exc)
+            return
+        self._metrics.fetch_requests += 1
+        self._metrics.fetch_latency.record(time.monotonic() - started)
+        if self._closed:
+            return
+        names = {cv.topic_id(self._client, tp.topic): tp.topic for tp in data.session_partitions} \
+            if version >= 13 else {}
+        parts: list[tuple[TopicPartition, Any]] = []
+        for topic_resp in resp.responses:
+            topic = names.get(topic_resp.topic_id, "") if version >= 13 else topic_resp.topic
+            for pd in topic_resp.partitions:
+                parts.append((TopicPartition(topic, pd.partition_index), pd))
+        if not session.handle_response(data, resp.error_code, resp.session_id, [tp for tp, _ in parts]):
+            self._metrics.fetch_errors += 1
+            if resp.error_code and resp.error_code not in SESSION_ERRORS:
+                exc_cls = Errors.for_code(resp.error_code)
+                if not exc_cls.retriable and exc_cls.errno not in _RETRY_WITH_METADATA:
+                    for tp in wanted:
+                        self._partition_errors[tp] = exc_cls(f"fetch from node {node}")
+                self._node_backoff[node] = time.monotonic() + self._retry_backoff
+            return
+        for tp, pd in parts:
+            pos = data.session_partitions.get(tp)
+            if pos is not None:
+                self._handle_partition(tp, pos, pd)
+
+    def _handle_partition(self, tp: TopicPartition, pos: FetchPosition, pd: Any) -> None:
+        st = self._subs.state_or_none(tp)
+        if st is None or not st.fetchable or st.position != pos.fetch_offset or tp in self._completed:
+            return  # stale: sought, paused, revoked or already buffered meanwhile
+        code = pd.error_code
+        if code == 0:
+            if pd.high_watermark >= 0:
+                st.high_watermark = pd.high_watermark
+            st.last_stable_offset = pd.last_stable_offset
+            st.log_start_offset = pd.log_start_offset
+            records = pd.records
+            if records:
+                aborted = None
+                if self._isolation == READ_COMMITTED:
+                    aborted = [(a.producer_id, a.first_offset) for a in (pd.aborted_transactions or ())]
+                self._completed[tp] = CompletedFetch(tp, pos.fetch_offset, records, aborted)
+                self._seq += 1
+                self._fetch_seq[tp] = self._seq
+                self._metrics.fetch_bytes += len(records)
+                self.data_ready.set()
+            return
+        if code == Errors.OffsetOutOfRangeError.errno:
+            if self._subs.default_reset is OffsetResetStrategy.NONE:
+                self.out_of_range[tp] = pos.fetch_offset
+                self._subs.request_reset(tp, OffsetResetStrategy.NONE)
+                self.data_ready.set()
+            else:
+                log.info("fetch offset %s of %s is out of range; resetting", pos.fetch_offset, tp)
+                self._subs.request_reset(tp)
+                self.data_ready.set()
+            return
+        if code in _RETRY_WITH_METADATA:
+            log.debug("fetch of %s: %s; refreshing metadata", tp, Errors.for_code(code).message)
+            self._partition_backoff[tp] = time.monotonic() + self._retry_backoff
+            cv.request_metadata_update(self._client)
+            return
+        exc = Errors.for_code(code)(f"fetching {tp.topic}[{tp.partition}]")
+        self._partition_errors[tp] = exc
+        self._partition_backoff[tp] = time.monotonic() + max(self._retry_backoff, 1.0)
+        self.data_ready.set()
+
+    # -- handing out data --------------------------------------------------------------------------------
+    def has_buffered(self) -> bool:
+        return bool(self._completed)
+
+    def _usable(self, cf: CompletedFetch) -> bool | None:
+        """True: hand out; None: keep for later (paused); False: drop (position moved, not assigned)."""
+        st = self._subs.state_or_none(cf.tp)
+        if st is None or st.pending_revocation or st.reset_strategy is not None or st.position != cf.position:
+            return False
+        if st.paused:
+            return None
+        return True
+
+    def _drop(self, tp: TopicPartition) -> None:
+        self._completed.pop(tp, None)
+        self._wake.set()
+
+    def take_one(self) -> ConsumerRecord | None:
+        """The next record of the first buffered fetch when that is the plain case (getone()'s fast path);
+        None sends the caller to :meth:`take_records`, which handles everything else."""
+        for tp, cf in self._completed.items():
+            recs = cf.records
+            if recs is None or cf.index >= len(recs):
+                return None
+            st = self._subs.state_or_none(tp)
+            if (st is None or st.paused or st.pending_revocation or st.reset_strategy is not None
+                    or st.position != cf.position):
+                return None
+            r = recs[cf.index]
+            cf.index += 1
+            st.position = cf.position = r.offset + 1
+            st.leader_epoch = r.leader_epoch
+            if cf.index >= len(recs):
+                if cf.next_offset > cf.position:
+                    st.position = cf.next_offset
+                self._drop(tp)
+            self._metrics.record_consumed(1, 0)
+            return r
+        return None
+
+    def take_records(self, max_records: int, only: Iterable[TopicPartition] | None = None
+                     ) -> dict[TopicPartition, list[ConsumerRecord]]:
+        """Up to ``max_records`` records in fetch order (of ``only``, if given), advancing positions."""
+        out: dict[TopicPartition, list[ConsumerRecord]] = {}
+        budget = max_records
+        nbytes = 0
+        wanted = None if only is None else set(only)
+        for tp in list(self._completed):
+            if budget <= 0:
+                break
+            if wanted is not None and tp not in wanted:
+                continue
+            cf = self._completed[tp]
+            usable = self._usable(cf)
+            if usable is None:
+                continue
+            if not usable:
+                self._drop(tp)
+                continue
+            if cf.records is None:
+                # Tens of thousands of new tuples at once would run the cyclic GC dozens of times over
+                # objects that cannot form cycles; one pass afterwards is enough.
+                gc_on = gc.isenabled()
+                gc.disable()
+                try:
+                    res = decode_records(cf.data, tp.topic, tp.partition, check_crcs=self._check_crcs,
+                                         start_offset=cf.position, aborted=cf.aborted)
+                except Errors.KafkaError:
+                    self._drop(tp)
+                    raise
+                finally:
+                    if gc_on:
+                        gc.enable()
+                cf.records, cf.next_offset, cf.leader_epoch = res.records, res.next_offset, res.leader_epoch
+                cf.index = 0
+                if cf.arrow is None:
+                    nbytes += len(cf.data)
+                cf.arrow = None  # a later take_arrow re-decodes from the position
+            recs = cf.records
+            i = cf.index
+            chunk = recs[i:i + budget] if i or len(recs) > budget else recs
+            st = self._subs.state(tp)
+            if chunk:
+                out[tp] = chunk
+                budget -= len(chunk)
+                cf.index = i + len(chunk)
+                last = chunk[-1]
+                st.position = cf.position = last.offset + 1
+                st.leader_epoch = last.leader_epoch
+            if cf.index >= len(recs):
+                if cf.next_offset > cf.position:
+                    st.position = cf.next_offset  # past control batches, aborted data, compaction gaps
+                self._drop(tp)
+        if out or nbytes:
+            self._metrics.record_consumed(max_records - budget, nbytes)
+        return out
+
+    def take_arrow(self, max_records: int, only: Iterable[TopicPartition] | None = None
+                   ) -> dict[TopicPartition, Any]:
+        """Like :meth:`take_records`, as one ``pyarrow.RecordBatch`` per partition (no per-record objects)."""
+        out: dict[TopicPartition, Any] = {}
+        budget = max_records
+        nbytes = 0
+        wanted = None if only is None else set(only)
+        for tp in list(self._completed):
+            if budget <= 0:
+                break
+            if wanted is not None and tp not in wanted:
+                continue
+            cf = self._completed[tp]
+            usable = self._usable(cf)
+            if usable is None:
+                continue
+            if not usable:
+                self._drop(tp)
+                continue
+            if cf.arrow is None:
+                try:
+                    res = decode_arrow(cf.data, tp.topic, tp.partition, check_crcs=self._check_crcs,
+                                       start_offset=cf.position, aborted=cf.aborted)
+                except Errors.KafkaError:
+                    self._drop(tp)
+                    raise
+                cf.arrow, cf.next_offset, cf.leader_epoch = res.batch, res.next_offset, res.leader_epoch
+                cf.arrow_index = 0
+                if cf.records is None:
+                    nbytes += len(cf.data)
+                cf.records = None  # a later take_records re-decodes from the position
+            batch = cf.arrow
+            i = cf.arrow_index
+            n = min(budget, batch.num_rows - i)
+            st = self._subs.state(tp)
+            if n > 0:
+                chunk = batch if (i == 0 and n == batch.num_rows) else batch.slice(i, n)
+                out[tp] = chunk
+                budget -= n
+                cf.arrow_index = i + n
+                st.position = cf.position = int(batch.column(4)[i + n - 1].as_py()) + 1
+                st.leader_epoch = cf.leader_epoch
+            if cf.arrow_index >= batch.num_rows:
+                if cf.next_offset > cf.position:
+                    st.position = cf.next_offset
+                self._drop(tp)
+        if out or nbytes:
+            self._metrics.record_consumed(max_records - budget, nbytes)
+        return out
+
+    def drop_buffered(self, partitions: Iterable[TopicPartition] | None = None) -> None:
+        """Forget buffered data (of some partitions); their next fetch starts at the position."""
+        if partitions is None:
+            self._completed.clear()
+        else:
+            for tp in partitions:
+                self._completed.pop(tp, None)
+        self._wake.set()
+
+    def buffered_partitions(self) -> set[TopicPartition]:
+        return set(self._completed)

@@ -1,0 +1,146 @@
+"""Starting positions: the group's committed offset when there is one, else ``auto_offset_reset``.
+
+Lookups run in one background task started by ``poll()``, so that ``poll(timeout_ms=0)`` never blocks on
+them and a long poll picks the partitions up as soon as their positions are known. With
+``auto_offset_reset="none"`` a partition without a committed offset (or whose position fell out of range)
+stays unfetched and every ``poll()`` raises until the application seeks it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from .. import errors as Errors
+from ..structs import TopicPartition
+from .offsets import OffsetLookup
+from .subscription import OffsetResetStrategy, SubscriptionState
+
+if TYPE_CHECKING:
+    from .coordinator import GroupCoordinator
+    from .fetcher import Fetcher
+
+log = logging.getLogger(__name__)
+
+
+class PositionResolver:
+    def __init__(self, subscription: SubscriptionState, fetcher: Fetcher, offsets: OffsetLookup,
+                 coordinator: GroupCoordinator | None, timeout: float) -> None:
+        self._subs = subscription
+        self._fetcher = fetcher
+        self._offsets = offsets
+        self._coordinator = coordinator
+        self._timeout = timeout
+        self._task: asyncio.Task[None] | None = None
+        self._settled_version = -1
+        #: Set when a lookup finished (positions known, or an error to raise).
+        self.changed = asyncio.Event()
+
+    async def stop(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._task
+        self._task = None
+
+    def _raise_stuck(self) -> None:
+        stuck = {tp for tp in self._subs.assigned_partitions()
+                 if self._subs.state(tp).reset_strategy is OffsetResetStrategy.NONE}
+        for tp in list(self._fetcher.out_of_range):
+            if tp not in stuck:
+                del self._fetcher.out_of_range[tp]
+        if not stuck:
+            return
+        oor = {tp: off for tp, off in self._fetcher.out_of_range.items() if tp in stuck}
+        if oor:
+            err = Errors.OffsetOutOfRangeError(
+                f"fetch positions out of range with auto_offset_reset='none': "
+                f"{ {f'{tp.topic}[{tp.partition}]': off for tp, off in sorted(oor.items())} }; seek them")
+            err.offsets = oor  # type: ignore[attr-defined]
+            raise err
+        err2 = Errors.NoOffsetForPartitionError(
+            f"no committed offset and auto_offset_reset='none' for "
+            f"{sorted(f'{tp.topic}[{tp.partition}]' for tp in stuck)}; seek them")
+        err2.partitions = stuck  # type: ignore[attr-defined]
+        raise err2
+
+    def settled(self) -> bool:
+        """Nothing changed since poll() last found every position known (poll()'s fast path)."""
+        return self._task is None and self._settled_version == self._subs.version
+
+    def _work_pending(self) -> bool:
+        return bool(self._subs.missing_positions() or self._subs.partitions_needing_reset())
+
+    async def poll(self, deadline: float, wait: bool = False) -> None:
+        """Start lookups that are due, collect a finished one's error, raise for stuck partitions.
+
+        With ``wait`` it waits (until ``deadline``) for the lookup to finish.
+        """
+        self._collect()
+        self._raise_stuck()
+        version = self._subs.version
+        if self._task is None and self._subs.has_all_positions():
+            self._settled_version = version
+        if self._task is None and self._work_pending():
+            self.changed.clear()
+            self._task = asyncio.get_running_loop().create_task(self._resolve(),
+                                                                name="aiokafka_lite-positions")
+        if self._task is not None and wait:
+            left = deadline - time.monotonic()
+            if left > 0:
+                await asyncio.wait([self._task], timeout=left)
+            self._collect()
+            self._raise_stuck()
+
+    def _collect(self) -> None:
+        task = self._task
+        if task is None or not task.done():
+            return
+        self._task = None
+        if not task.cancelled():
+            exc = task.exception()
+            if exc is not None:
+                raise exc
+
+    async def _resolve(self) -> None:
+        try:
+            missing = self._subs.missing_positions()
+            if missing:
+                if self._coordinator is not None:
+                    committed = await self._coordinator.committer.fetch(missing, self._timeout)
+                    for tp, om in committed.items():
+                        st = self._subs.state_or_none(tp)
+                        if st is None or st.position is not None or st.reset_strategy is not None:
+                            continue
+                        if om is None:
+                            self._subs.request_reset(tp)
+                        else:
+                            self._subs.seek(tp, om.offset, om.leader_epoch)
+                else:
+                    for tp in missing:
+                        self._subs.request_reset(tp)
+            await self._reset(self._subs.partitions_needing_reset().keys(), self._timeout)
+        finally:
+            self.changed.set()
+
+    async def _reset(self, partitions: Iterable[TopicPartition], timeout: float) -> None:
+        wanted = {tp: s for tp, s in self._subs.partitions_needing_reset().items() if tp in set(partitions)}
+        if not wanted:
+            return
+        res = await self._offsets.list_offsets({tp: int(s) for tp, s in wanted.items()}, timeout)
+        for tp, r in res.items():
+            st = self._subs.state_or_none(tp)
+            if st is None or st.reset_strategy is not wanted[tp]:
+                continue  # sought or revoked meanwhile
+            if r is None:
+                log.warning("no %s offset for %s; will retry", wanted[tp].name.lower(), tp)
+                continue
+            self._subs.reset_done(tp, r.offset, r.leader_epoch)
+
+    async def reset_now(self, partitions: Iterable[TopicPartition], deadline: float) -> None:
+        """seek_to_beginning / seek_to_end: look the offsets up now and wait for them."""
+        await self._reset(set(partitions), max(0.1, deadline - time.monotonic()))
