@@ -34,7 +34,9 @@ async def main(bootstrap: str) -> int:
     expected = {f"key-{i}".encode(): f"value-{i}".encode() for i in range(11)}
     received: dict[bytes, bytes] = {}
     async with aiokafka_lite.Consumer(topic, bootstrap_servers=bootstrap, group_id=f"{topic}-group",
-                                      auto_offset_reset="earliest") as consumer:
+                                      auto_offset_reset="earliest",
+                                      # Tansu holds a first join for half the session timeout; keep it short.
+                                      session_timeout_ms=10000) as consumer:
         record = await asyncio.wait_for(consumer.getone(), 60)  # includes joining the group
         received[record.key] = record.value
         deadline = asyncio.get_running_loop().time() + 30

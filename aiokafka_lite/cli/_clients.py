@@ -30,6 +30,10 @@ def bootstrap(args: argparse.Namespace) -> str:
     return os.environ.get("AIOKAFKA_LITE_BOOTSTRAP_SERVERS") or DEFAULT_BOOTSTRAP
 
 
+#: Session timeout for group consumers started from the shell, unless -X session.timeout.ms is given.
+CLI_SESSION_TIMEOUT_MS = 10000
+
+
 def settings(args: argparse.Namespace, tables: Sequence[str],
              overrides: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """Per settings table, the keyword arguments for that client: -X, then command options, then -b.

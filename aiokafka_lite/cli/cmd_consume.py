@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import errors
 from ..structs import TopicPartition
-from ._clients import settings, started
+from ._clients import CLI_SESSION_TIMEOUT_MS, settings, started
 from ._format import RecordFormatter
 from ._runtime import CLIError, StopSignal, race
 from ._settings import CONSUMER
@@ -76,6 +76,9 @@ async def run(args: argparse.Namespace) -> int:
     if args.from_beginning:
         overrides["auto_offset_reset"] = "earliest"
     kwargs = settings(args, CONSUMER, overrides)["consumer"]
+    # A short session keeps an interactive join quick: Tansu, for one, holds the first JoinGroup for half
+    # the session timeout waiting for more members (22 s at Kafka's 45 s default). -X overrides it.
+    kwargs.setdefault("session_timeout_ms", CLI_SESSION_TIMEOUT_MS)
     if args.group and "enable_auto_commit" not in kwargs:
         kwargs["enable_auto_commit"] = False  # we commit exactly what was printed, at the end
     idle = args.timeout if args.timeout is not None else (30.0 if args.max_messages else None)

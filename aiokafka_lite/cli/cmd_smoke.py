@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..structs import RecordMetadata, TopicPartition
-from ._clients import bootstrap, settings, started
+from ._clients import CLI_SESSION_TIMEOUT_MS, bootstrap, settings, started
 from ._progress import Progress
 from ._runtime import CLIError
 from ._settings import ROUND_TRIP
@@ -97,6 +97,7 @@ async def run(args: argparse.Namespace) -> int:
             return seen[i] == 1
 
         consumer_kw = dict(kw["consumer"])
+        consumer_kw.setdefault("session_timeout_ms", CLI_SESSION_TIMEOUT_MS)  # see cmd_consume
         t1 = time.monotonic()
         progress = Progress("consume", n, enabled=show)
         try:
