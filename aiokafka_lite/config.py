@@ -204,8 +204,10 @@ PRODUCER: tuple[Setting, ...] = COMMON + (
     _S("retries", int, 2147483647, "Retries of a failed batch within delivery_timeout_ms.", min=0),
     _S("delivery_timeout_ms", int, 120000, "Upper bound from send() to success or failure.", min=1),
     _S("partitioner", _ANY, "default",
-       "'default' (murmur2 for keys, uniform sticky otherwise), 'murmur2', 'round_robin', "
-       "'crc32', 'fnv1a', 'murmur3' or a callable(key_bytes, all_partitions, available)."),
+       "'default' (murmur2 for keys, uniform sticky otherwise), librdkafka's names ('murmur2', "
+       "'murmur2_random', 'consistent', 'consistent_random', 'fnv1a', 'fnv1a_random'), 'crc32', 'murmur3', "
+       "'uniform_sticky', 'round_robin', or a callable(key_bytes, all_partitions, available); "
+       "see docs/producer.md."),
     _S("key_serializer", _ANY, None, "callable(key) -> bytes.", nullable=True),
     _S("value_serializer", _ANY, None, "callable(value) -> bytes.", nullable=True),
     _S("interceptors", (list, tuple), (), "Objects with on_send(record) and on_acknowledgement(md, exc)."),
@@ -213,6 +215,9 @@ PRODUCER: tuple[Setting, ...] = COMMON + (
        nullable=True),
     _S("transaction_timeout_ms", int, 60000, "Broker aborts a transaction open this long.", min=1),
     _S("partitioner_ignore_keys", bool, False, "Use sticky partitioning even for keyed records."),
+    _S("allow_auto_create_topics", bool, True,
+       "Let Metadata requests create a missing topic (if the broker allows it); False makes send() to an "
+       "unknown topic wait max_block_ms and raise KafkaTimeoutError naming it."),
 )
 
 CONSUMER: tuple[Setting, ...] = COMMON + (

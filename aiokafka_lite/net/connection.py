@@ -143,6 +143,17 @@ class BrokerConnection(asyncio.Protocol):
         return len(self._inflight)
 
     @property
+    def write_backlog(self) -> int:
+        """Bytes handed to ``send()`` but not yet to the socket (queued frames + the transport's buffer).
+
+        The producer sends a broker its next request only once this is 0, as Java's NetworkClient
+        does, so that large requests wait as batches rather than being copied into write buffers.
+        """
+        transport = self._transport
+        queued = sum(map(len, self._wbuf)) if self._wbuf else 0
+        return queued + (transport.get_write_buffer_size() if transport is not None else 0)
+
+    @property
     def idle_for(self) -> float:
         """Seconds since the last byte went out or came in."""
         return self._loop.time() - self._last_io

@@ -1,0 +1,187 @@
+"""Pure-Python twin of ``_handles.pyx``: one result per batch, a light awaitable handle per record.
+
+An ``asyncio.Future`` per record costs more than appending the record itself, so ``send()`` hands out a
+:class:`RecordFuture` -- three fields -- and the batch owns the only real state (:class:`BatchResult`).
+An ``asyncio.Future`` is created per batch, and only when someone actually awaits a record of a batch
+that is still in flight.
+
+A RecordFuture duck-types ``asyncio.Future`` (``asyncio.isfuture`` is true), so ``asyncio.gather``,
+``asyncio.wait``, ``asyncio.wait_for`` and ``add_done_callback`` work on it as on aiokafka's futures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections.abc import Callable, Generator
+from typing import Any
+
+from ..errors import KafkaError
+from ..structs import RecordMetadata
+
+__all__ = ["BatchResult", "RecordFuture", "failed_future", "make_future"]
+
+
+class BatchResult:
+    """The outcome of one produced batch: a base offset and log-append time, or an error."""
+
+    __slots__ = ("_callbacks", "_fut", "base_offset", "done", "error", "log_append_time", "loop",
+                 "partition", "topic")
+
+    def __init__(self, topic: str, partition: int, loop: asyncio.AbstractEventLoop) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.loop = loop
+        self.base_offset = -1
+        self.log_append_time = -1
+        self.error: BaseException | None = None
+        self.done = False
+        self._fut: asyncio.Future[None] | None = None
+        self._callbacks: list[tuple[Callable[[Any], Any], Any, contextvars.Context | None]] | None = None
+
+    def set_result(self, base_offset: int, log_append_time: int = -1) -> None:
+        if self.done:
+            return
+        self.base_offset = base_offset
+        self.log_append_time = log_append_time
+        self._finish()
+
+    def set_exception(self, error: BaseException) -> None:
+        if self.done:
+            return
+        self.error = error
+        self._finish()
+
+    def _finish(self) -> None:
+        self.done = True
+        fut = self._fut
+        if fut is not None and not fut.done():
+            # Always a plain result: the error lives here, so an unawaited batch never logs
+            # "Future exception was never retrieved".
+            fut.set_result(None)
+        cbs = self._callbacks
+        if cbs:
+            self._callbacks = None
+            call_soon = self.loop.call_soon
+            for fn, handle, ctx in cbs:
+                call_soon(fn, handle, context=ctx)
+
+    def waiter(self) -> asyncio.Future[None]:
+        """The batch's one asyncio.Future, made on first need."""
+        fut = self._fut
+        if fut is None:
+            fut = self._fut = self.loop.create_future()
+            if self.done:
+                fut.set_result(None)
+        return fut
+
+    def add_callback(self, fn: Callable[[Any], Any], handle: Any,
+                     context: contextvars.Context | None) -> None:
+        if self.done:
+            self.loop.call_soon(fn, handle, context=context)
+            return
+        if self._callbacks is None:
+            self._callbacks = []
+        self._callbacks.append((fn, handle, context))
+
+    def remove_callback(self, fn: Callable[[Any], Any], handle: Any) -> int:
+        if not self._callbacks:
+            return 0
+        keep = [c for c in self._callbacks if not (c[0] == fn and c[1] is handle)]
+        removed = len(self._callbacks) - len(keep)
+        self._callbacks = keep
+        return removed
+
+    def __repr__(self) -> str:
+        state = "pending" if not self.done else (f"error={self.error!r}" if self.error else
+                                                 f"base_offset={self.base_offset}")
+        return f"<BatchResult {self.topic}-{self.partition} {state}>"
+
+
+class RecordFuture:
+    """What ``send()`` returns for one record; ``await`` it for its :class:`RecordMetadata`."""
+
+    __slots__ = ("batch", "index", "timestamp")
+
+    # asyncio.isfuture() looks for this attribute; None would mean "not a future".
+    _asyncio_future_blocking = False
+
+    def __init__(self, batch: BatchResult, index: int, timestamp: int) -> None:
+        self.batch = batch
+        self.index = index
+        self.timestamp = timestamp
+
+    def done(self) -> bool:
+        return self.batch.done
+
+    def cancelled(self) -> bool:
+        return False
+
+    def cancel(self, msg: Any = None) -> bool:
+        """A record handed to the producer cannot be called back; this always answers False."""
+        return False
+
+    def get_loop(self) -> asyncio.AbstractEventLoop:
+        return self.batch.loop
+
+    def result(self) -> RecordMetadata:
+        b = self.batch
+        if not b.done:
+            raise asyncio.InvalidStateError("record not yet acknowledged")
+        if b.error is not None:
+            raise b.error
+        lat = b.log_append_time
+        offset = b.base_offset + self.index if b.base_offset >= 0 else -1
+        return RecordMetadata(b.topic, b.partition, offset, lat if lat >= 0 else self.timestamp, lat)
+
+    def exception(self) -> BaseException | None:
+        b = self.batch
+        if not b.done:
+            raise asyncio.InvalidStateError("record not yet acknowledged")
+        return b.error
+
+    def add_done_callback(self, fn: Callable[[Any], Any], *,
+                          context: contextvars.Context | None = None) -> None:
+        self.batch.add_callback(fn, self, context)
+
+    def remove_done_callback(self, fn: Callable[[Any], Any]) -> int:
+        return self.batch.remove_callback(fn, self)
+
+    def __await__(self) -> Generator[Any, None, RecordMetadata]:
+        b = self.batch
+        if not b.done:
+            yield from b.waiter().__await__()
+        return self.result()
+
+    __iter__ = __await__
+
+    @property
+    def topic(self) -> str:
+        return self.batch.topic
+
+    @property
+    def partition(self) -> int:
+        return self.batch.partition
+
+    def __repr__(self) -> str:
+        b = self.batch
+        if not b.done:
+            state = "pending"
+        elif b.error is not None:
+            state = f"error={b.error!r}"
+        else:
+            state = f"offset={b.base_offset + self.index if b.base_offset >= 0 else -1}"
+        return f"<RecordFuture {b.topic}-{b.partition} {state}>"
+
+
+def make_future(batch: BatchResult, index: int, timestamp: int) -> RecordFuture:
+    """Constructor used by the send path (the compiled twin skips argument parsing here)."""
+    return RecordFuture(batch, index, timestamp)
+
+
+def failed_future(topic: str, partition: int, error: KafkaError,
+                  loop: asyncio.AbstractEventLoop) -> RecordFuture:
+    """A RecordFuture already failed with ``error`` (used when a record never reaches a batch)."""
+    b = BatchResult(topic, partition, loop)
+    b.set_exception(error)
+    return RecordFuture(b, 0, -1)

@@ -1,0 +1,140 @@
+"""Pure-Python twin of ``_send.pyx``: the ``send()`` fast path, the base class of :class:`Producer`.
+
+The fast path handles the common record -- bytes key/value, no headers, known topic, partition given
+or chosen by key hash or the current sticky partition, an open batch with room -- in one coroutine
+that never suspends. Anything else (first use of a topic, serializers, interceptors, headers,
+transactions, a full batch, a stopped producer) goes to ``Producer._send_slow``, which implements the
+complete behaviour; the fast path must never decide differently from it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..structs import TopicPartition
+from .handles import RecordFuture, make_future
+
+__all__ = ["RUNNING", "SendCore", "TopicInfo"]
+
+#: ``SendCore._state`` while send() may take records.
+RUNNING = 1
+
+_time_ns = time.time_ns
+
+
+class TopicInfo:
+    """What send() needs about a topic, rebuilt after every metadata update, plus its sticky state."""
+
+    __slots__ = ("available", "deques", "num_partitions", "partitions", "sticky_partition", "sticky_produced",
+                 "topic", "tps")
+
+    def __init__(self, topic: str, partitions: Iterable[int], available: Iterable[int]) -> None:
+        self.topic = topic
+        self.partitions = sorted(partitions)
+        self.num_partitions = max(self.partitions) + 1 if self.partitions else 0
+        self.available = sorted(available)
+        #: Pre-built keys so that send() never constructs a TopicPartition.
+        self.tps = [TopicPartition(topic, p) for p in range(self.num_partitions)]
+        #: The uniform-sticky partition for keyless records (-1: choose one) and bytes sent to it.
+        self.sticky_partition = -1
+        self.sticky_produced = 0
+        #: The accumulator's deque per partition, remembered on first use (it never replaces one).
+        self.deques: list[Any] = [None] * self.num_partitions
+
+
+class SendCore:
+    """Holds the state the fast path reads; :class:`Producer` fills it in and adds everything else."""
+
+    _state: int
+    _plain: bool
+    _topics: dict[str, Any]
+    _batches: dict[TopicPartition, Any]
+    _key_hash: Any
+    _sticky_null: bool
+    _txn: Any
+    _size_fast_limit: int
+
+    def __init__(self) -> None:
+        self._state = 0
+        self._plain = True
+        self._topics = {}
+        self._batches = {}
+        self._key_hash = None
+        self._sticky_null = True
+        self._txn = None
+        self._size_fast_limit = 0
+
+    async def _send_slow(self, topic: str, value: Any, key: Any, partition: int | None,
+                         timestamp_ms: int | None,
+                         headers: Any) -> RecordFuture:
+        raise NotImplementedError
+
+    async def send(self, topic: str, value: Any = None, key: Any = None, partition: int | None = None,
+                   timestamp_ms: int | None = None, headers: Sequence[tuple[str, bytes | None]] | None = None
+                   ) -> RecordFuture:
+        """Queue one record; returns a future for its :class:`RecordMetadata`.
+
+        Waits only for the topic's metadata (first use) and for buffer memory, each up to max_block_ms;
+        raises :class:`KafkaTimeoutError` then. A record too large for max_request_size (or
+        buffer_memory) raises :class:`RecordTooLargeError` at once.
+        """
+        if self._state != RUNNING or not self._plain or headers is not None:
+            return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
+        n = 0
+        if value is not None:
+            if type(value) is not bytes:
+                return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
+            n = len(value)
+        if key is not None:
+            if type(key) is not bytes:
+                return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
+            n += len(key)
+        info = self._topics.get(topic)
+        if info is None or n > self._size_fast_limit:
+            return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
+        sticky = False
+        if partition is None:
+            if key is not None and self._key_hash is not None:
+                p = self._key_hash(key, info.num_partitions)
+            elif self._sticky_null:
+                p = info.sticky_partition
+                if p < 0:
+                    return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
+                sticky = True
+            else:
+                return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
+        elif type(partition) is int and 0 <= partition < info.num_partitions:
+            p = partition
+        else:
+            return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
+        if timestamp_ms is None:
+            ts = _time_ns() // 1_000_000
+        elif type(timestamp_ms) is int and timestamp_ms >= 0:
+            ts = timestamp_ms
+        else:
+            return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
+        tp = info.tps[p]
+        txn = self._txn
+        if txn is not None:  # transactional: only partitions already registered in the open transaction
+            registered = txn.sendable
+            if registered is None or tp not in registered:
+                return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
+        dq = info.deques[p]
+        if dq is None:
+            dq = self._batches.get(tp)
+            if dq is None:
+                return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
+            info.deques[p] = dq
+        if not dq:
+            return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
+        batch = dq[-1]
+        if not batch.is_open:
+            return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
+        delta = batch.builder.append(ts, key, value, None)
+        if delta is None:
+            return await self._send_slow(topic, value, key, partition, ts, headers)
+        if sticky:
+            info.sticky_produced += n + 8
+        return make_future(batch.result, delta, ts)

@@ -1,0 +1,253 @@
+"""RecordAccumulator: per-partition queues of batches between ``send()`` and the Sender.
+
+``send()`` appends to the newest batch of its partition (a new batch reserves memory from the
+:class:`MemoryPool`); the Sender asks :meth:`ready` which leaders have something to send -- a batch
+is ready when it is full, has lingered ``linger_ms``, or a flush, a close or a blocked ``send()`` wants
+everything out -- and :meth:`drain` takes the head batch of each of those partitions, up to
+``max_request_size`` per broker, rotating the start partition so no partition starves.
+
+Ordering: batches leave a partition's queue from the head only, and a retried batch goes back to the
+head in sequence order, so a partition's records reach the broker in the order they were sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable, Iterable
+
+from ..errors import KafkaTimeoutError
+from ..records import BatchBuilder
+from ..structs import TopicPartition
+from .batch import ProducerBatch
+from .handles import BatchResult
+from .memory import MemoryPool
+
+__all__ = ["RecordAccumulator"]
+
+#: ``(tp, batch, node) -> bool``: whether the Sender may take this head batch for ``node`` now.
+CanDrain = Callable[[TopicPartition, ProducerBatch, int], bool]
+
+
+class RecordAccumulator:
+    """Batches by partition; the memory bound; readiness and draining for the Sender."""
+
+    def __init__(self, *, batch_size: int, linger_ms: int, compression: int, pool: MemoryPool,
+                 loop: asyncio.AbstractEventLoop, retry_backoff_ms: int, delivery_timeout_ms: int,
+                 transactional: bool = False, keep_handles: bool = False) -> None:
+        self.batch_size = batch_size
+        self.linger = linger_ms / 1000
+        self.compression = compression
+        self.pool = pool
+        self.loop = loop
+        self.retry_backoff = retry_backoff_ms / 1000
+        self.delivery_timeout = delivery_timeout_ms / 1000
+        self.transactional = transactional
+        self.keep_handles = keep_handles
+        self.batches: dict[TopicPartition, deque[ProducerBatch]] = {}
+        #: Every batch not yet completed (queued or in flight): flush() and close wait on these.
+        self.incomplete: set[ProducerBatch] = set()
+        self.muted: set[TopicPartition] = set()
+        self.flushes_in_progress = 0
+        self.closed = False
+        self._drain_index: dict[int, int] = {}
+        #: Called when a new batch is created or one fills up: the Sender should look again.
+        self.wakeup: Callable[[], None] = lambda: None
+
+    # -- appending (the send() side) -------------------------------------------------------------
+
+    def new_batch(self, tp: TopicPartition, reserved: int) -> ProducerBatch:
+        """Open a new batch for ``tp`` (its memory already reserved) at the tail of the queue."""
+        dq = self.batches.get(tp)
+        if dq is None:
+            dq = self.batches[tp] = deque()
+        elif dq:
+            dq[-1].is_open = False
+        builder = BatchBuilder(self.compression, max(self.batch_size, reserved),
+                               is_transactional=self.transactional)
+        batch = ProducerBatch(tp, builder, BatchResult(tp.topic, tp.partition, self.loop), self.loop.time(),
+                              reserved)
+        if self.keep_handles:
+            batch.handles = []
+        dq.append(batch)
+        self.incomplete.add(batch)
+        self.wakeup()
+        return batch
+
+    def open_batch(self, tp: TopicPartition) -> ProducerBatch | None:
+        """The batch that still takes appends for ``tp``, if any."""
+        dq = self.batches.get(tp)
+        if dq:
+            batch = dq[-1]
+            if batch.is_open:
+                return batch
+        return None
+
+    def has_queued(self, tp: TopicPartition) -> bool:
+        return bool(self.batches.get(tp))
+
+    def queue_sizes(self, topic: str, partitions: Iterable[int]) -> list[int]:
+        """Batches waiting per partition (the adaptive sticky partitioner's load signal)."""
+        get = self.batches.get
+        out = []
+        for p in partitions:
+            dq = get(TopicPartition(topic, p))
+            out.append(len(dq) if dq else 0)
+        return out
+
+    # -- the Sender side -------------------------------------------------------------------------
+
+    def ready(self, leader_for: Callable[[TopicPartition], int | None], now: float
+              ) -> tuple[set[int], float, set[str]]:
+        """Leaders with a sendable batch, seconds until the next batch becomes sendable, and the topics
+        whose partitions have data but no known leader (metadata must be refreshed)."""
+        ready_nodes: set[int] = set()
+        unknown: set[str] = set()
+        next_delay = float("inf")
+        exhausted = self.pool.queued > 0
+        urgent = exhausted or self.closed or self.flushes_in_progress > 0
+        linger = self.linger
+        muted = self.muted
+        for tp, dq in self.batches.items():
+            if not dq:
+                continue
+            leader = leader_for(tp)
+            if leader is None or leader < 0:
+                unknown.add(tp.topic)
+                continue
+            if leader in ready_nodes or tp in muted:
+                continue
+            batch = dq[0]
+            if batch.in_flight:
+                continue
+            if batch.attempts and now < batch.retry_at:
+                next_delay = min(next_delay, batch.retry_at - now)
+                continue
+            if urgent or len(dq) > 1 or not batch.is_open or batch.attempts:
+                ready_nodes.add(leader)
+                continue
+            wait = batch.created + linger - now
+            if wait <= 0:
+                ready_nodes.add(leader)
+            else:
+                next_delay = min(next_delay, wait)
+        return ready_nodes, next_delay, unknown
+
+    def drain(self, leader_for: Callable[[TopicPartition], int | None], nodes: Iterable[int],
+              max_size: int, now: float, can_drain: CanDrain | None = None
+              ) -> dict[int, list[ProducerBatch]]:
+        """Take head batches of the partitions led by ``nodes``, up to ``max_size`` bytes per node."""
+        by_node: dict[int, list[TopicPartition]] = {}
+        wanted = set(nodes)
+        for tp, dq in self.batches.items():
+            if dq:
+                leader = leader_for(tp)
+                if leader is not None and leader in wanted:
+                    by_node.setdefault(leader, []).append(tp)
+        out: dict[int, list[ProducerBatch]] = {}
+        muted = self.muted
+        for node, tps in by_node.items():
+            start = self._drain_index.get(node, 0) % len(tps)
+            self._drain_index[node] = start + 1
+            size = 0
+            taken: list[ProducerBatch] = []
+            for i in range(len(tps)):
+                tp = tps[(start + i) % len(tps)]
+                if tp in muted:
+                    continue
+                dq = self.batches[tp]
+                batch = dq[0]
+                if batch.in_flight or (batch.attempts and now < batch.retry_at):
+                    continue
+                if can_drain is not None and not can_drain(tp, batch, node):
+                    continue
+                bsize = batch.size
+                if taken and size + bsize > max_size:
+                    break
+                dq.popleft()
+                batch.is_open = False
+                size += bsize
+                taken.append(batch)
+            if taken:
+                out[node] = taken
+        return out
+
+    def reenqueue(self, batch: ProducerBatch, now: float) -> None:
+        """Put a batch that will be retried back at the head of its queue, ordered by sequence."""
+        batch.in_flight = False
+        batch.retry_at = now + self.retry_backoff
+        dq = self.batches.get(batch.tp)
+        if dq is None:
+            dq = self.batches[batch.tp] = deque()
+        if batch.has_sequence:
+            # Keep sequence order among batches already re-queued (responses may come back out of order).
+            i = 0
+            for i, other in enumerate(dq):  # noqa: B007
+                if not other.has_sequence or other.base_sequence > batch.base_sequence:
+                    break
+            else:
+                i = len(dq)
+            dq.insert(i, batch)
+        else:
+            dq.appendleft(batch)
+
+    def expired(self, now: float) -> list[ProducerBatch]:
+        """Queued (not in flight) batches past delivery_timeout_ms; they are removed from the queues."""
+        out: list[ProducerBatch] = []
+        limit = self.delivery_timeout
+        for dq in self.batches.values():
+            while dq and not dq[0].in_flight and now - dq[0].created >= limit:
+                out.append(dq.popleft())
+        return out
+
+    def complete(self, batch: ProducerBatch) -> None:
+        """The batch is finished (acknowledged or failed): give its memory back."""
+        if batch in self.incomplete:
+            self.incomplete.discard(batch)
+            self.pool.release(batch.reserved)
+            batch.reserved = 0
+
+    def fail_batch(self, batch: ProducerBatch, error: BaseException) -> None:
+        self.complete(batch)
+        batch.last_error = error
+        batch.result.set_exception(error)
+
+    def abort_all(self, error: BaseException) -> list[ProducerBatch]:
+        """Fail every queued (not in flight) batch with ``error``; returns them."""
+        failed: list[ProducerBatch] = []
+        for dq in self.batches.values():
+            while dq:
+                batch = dq.popleft()
+                if batch.in_flight:
+                    continue
+                failed.append(batch)
+        for batch in failed:
+            self.fail_batch(batch, error)
+        return failed
+
+    def unsent_batches(self) -> list[ProducerBatch]:
+        return [b for dq in self.batches.values() for b in dq]
+
+    def has_unsent(self) -> bool:
+        return any(self.batches.values())
+
+    def first_expiry(self) -> float:
+        """Earliest creation time among queued batches (for the delivery timeout check)."""
+        first = float("inf")
+        for dq in self.batches.values():
+            if dq:
+                first = min(first, dq[0].created)
+        return first
+
+    async def wait_for(self, batches: Iterable[ProducerBatch], timeout: float | None = None) -> None:
+        """Wait until each batch has an outcome (not its success: errors stay on the handles)."""
+        pending = [b.result.waiter() for b in batches if not b.result.done]
+        if not pending:
+            return
+        _, not_done = await asyncio.wait(pending, timeout=timeout)
+        if not_done:
+            raise KafkaTimeoutError(f"{len(not_done)} batches still pending after {timeout} s")
+
+    def __repr__(self) -> str:
+        queued = sum(len(dq) for dq in self.batches.values())
+        return f"<RecordAccumulator queued={queued} incomplete={len(self.incomplete)}>"

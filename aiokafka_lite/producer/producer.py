@@ -1,0 +1,601 @@
+"""The Producer: ``send()`` (serialize, wait for metadata, partition, append) and its lifecycle.
+
+``send()`` only waits for metadata of a topic it has not seen and for buffer memory; everything
+network-bound happens in the Sender task. The common path -- known topic, open batch with room --
+runs without awaiting anything: a dict lookup for the topic, the partition choice, one append into
+the batch builder and a three-field handle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+from ..config import PRODUCER, Config, dotted_to_kwargs
+from ..errors import (
+    IllegalArgumentError,
+    IllegalStateError,
+    KafkaError,
+    KafkaTimeoutError,
+    ProducerClosedError,
+    RecordTooLargeError,
+    SerializationError,
+)
+from ..net import KafkaClient
+from ..records import BATCH_OVERHEAD, RECORD_OVERHEAD_MAX, codec_from_name, estimate_record_size
+from ..structs import OffsetAndMetadata, RecordMetadata, TopicPartition
+from .accumulator import RecordAccumulator
+from .batch import ProducerBatch
+from .bulk import BulkFuture, send_many
+from .core import RUNNING, SendCore, TopicInfo
+from .handles import RecordFuture, make_future
+from .idempotence import IdempotenceState
+from .interceptors import Interceptors, ProducerRecord
+from .memory import MemoryPool
+from .metrics import ProducerMetrics
+from .partitioner import StickyPartitioner, call_custom, resolve_partitioner
+from .sender import Sender
+from .transaction import TransactionManager, TxnState
+
+__all__ = ["Producer"]
+
+log = logging.getLogger("aiokafka_lite.producer")
+
+_time_ns = time.time_ns
+_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+
+_STOPPED = 2
+#: send() lets the Sender run after opening batches worth this many bytes.
+_YIELD_BYTES = 65536
+_FAILED = 3
+
+
+class Producer(SendCore):
+    """An asyncio Kafka producer; settings as in ``shared/api.md`` and ``docs/producer.md``."""
+
+    def __init__(self, *, api_version_caps: Mapping[str | int, int] | None = None, **settings: Any) -> None:
+        """``settings`` are Kafka's producer settings (``docs/configuration.md``); ``api_version_caps``
+        (``{"Metadata": 8}``) caps API versions, e.g. for a broker that mis-encodes some."""
+        SendCore.__init__(self)
+        cfg = self._config = Config(PRODUCER, settings)
+        self._client = KafkaClient(cfg, allow_auto_create_topics=cfg.allow_auto_create_topics,
+                                   api_version_caps=api_version_caps)
+        self._key_serializer = cfg.key_serializer
+        self._value_serializer = cfg.value_serializer
+        for name in ("key_serializer", "value_serializer"):
+            fn = getattr(cfg, name)
+            if fn is not None and not callable(fn):
+                from ..errors import ConfigError
+
+                raise ConfigError(f"setting {name!r} must be callable, got {type(fn).__name__}")
+        self._interceptors = Interceptors(cfg.interceptors) if cfg.interceptors else None
+        self._partitioner = resolve_partitioner(cfg.partitioner, cfg.partitioner_ignore_keys)
+        # What the fast path (SendCore.send) reads.
+        self._plain = (self._interceptors is None and self._key_serializer is None
+                       and self._value_serializer is None)
+        self._key_hash = self._partitioner.key_hash
+        self._sticky_null = self._partitioner.null_key == "sticky"
+        self._codec = codec_from_name(cfg.compression_type) if cfg.compression_type else 0
+        self._transactional_id: str | None = cfg.transactional_id
+        idempotent = cfg.enable_idempotence or self._transactional_id is not None
+        if idempotent:
+            from ..errors import ConfigError
+
+            if cfg.acks != -1:
+                if "enable_idempotence" in settings and cfg.enable_idempotence:
+                    raise ConfigError("enable_idempotence=True needs acks='all'")
+                if self._transactional_id is not None:
+                    raise ConfigError("transactional_id needs acks='all'")
+                idempotent = False  # like Java: idempotence by default yields to an explicit acks
+            elif cfg.max_in_flight_requests_per_connection > 5:
+                if self._transactional_id is not None or "enable_idempotence" in settings:
+                    raise ConfigError("idempotence needs max_in_flight_requests_per_connection <= 5")
+                idempotent = False
+        self._idempotent = idempotent
+        if cfg.delivery_timeout_ms < cfg.linger_ms + cfg.request_timeout_ms:
+            from ..errors import ConfigError
+
+            raise ConfigError(f"delivery_timeout_ms ({cfg.delivery_timeout_ms}) must be >= linger_ms + "
+                              f"request_timeout_ms ({cfg.linger_ms + cfg.request_timeout_ms})")
+        self._batch_size = cfg.batch_size
+        self._max_request_size = cfg.max_request_size
+        self._buffer_memory = cfg.buffer_memory
+        self._max_block = cfg.max_block_ms / 1000
+        #: Records whose key+value stay below this need no exact size check.
+        self._size_fast_limit = min(cfg.max_request_size, cfg.buffer_memory) - BATCH_OVERHEAD - \
+            RECORD_OVERHEAD_MAX
+        self._metrics = ProducerMetrics()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._acc: RecordAccumulator | None = None
+        self._sender: Sender | None = None
+        self._idem: IdempotenceState | None = None
+        self._txn: TransactionManager | None = None
+        self._sticky: StickyPartitioner | None = None
+        self._started = False
+        self._closed = False
+        self._error: BaseException | None = None
+        self._unyielded = 0
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> Producer:
+        """Build from Kafka's dotted names:
+        ``Producer.from_config({"bootstrap.servers": ..., "linger.ms": 5})``."""
+        return cls(**dotted_to_kwargs(config))
+
+    @property
+    def config(self) -> Config:
+        return self._config
+
+    @property
+    def client(self) -> KafkaClient:
+        return self._client
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect (bootstrap), start the Sender, and with a transactional_id initialize transactions."""
+        if self._started:
+            return
+        if self._closed:
+            raise ProducerClosedError("this producer was stopped; make a new one")
+        cfg = self._config
+        loop = self._loop = asyncio.get_running_loop()
+        await self._client.start()
+        try:
+            pool = MemoryPool(cfg.buffer_memory)
+            acc = self._acc = RecordAccumulator(
+                batch_size=cfg.batch_size, linger_ms=cfg.linger_ms, compression=self._codec, pool=pool,
+                loop=loop, retry_backoff_ms=cfg.retry_backoff_ms, delivery_timeout_ms=cfg.delivery_timeout_ms,
+                transactional=self._transactional_id is not None,
+                keep_handles=bool(self._interceptors and self._interceptors.wants_acks))
+            self._batches = acc.batches
+            self._sticky = StickyPartitioner(acc.queue_sizes)
+            if self._idempotent:
+                self._idem = IdempotenceState(transactional=self._transactional_id is not None,
+                                              max_in_flight=cfg.max_in_flight_requests_per_connection)
+            sender = self._sender = Sender(
+                self._client, acc, acks=cfg.acks, max_request_size=cfg.max_request_size,
+                max_in_flight=cfg.max_in_flight_requests_per_connection, retries=cfg.retries,
+                request_timeout_ms=cfg.request_timeout_ms, retry_backoff_ms=cfg.retry_backoff_ms,
+                idempotence=self._idem, transactions=None, metrics=self._metrics, on_fatal=self._on_fatal,
+                on_ack=self._on_ack if acc.keep_handles else None)
+            acc.wakeup = sender.wakeup
+            if self._transactional_id is not None:
+                assert self._idem is not None
+                self._txn = sender.txn = TransactionManager(
+                    self._client, self._idem, self._transactional_id,
+                    transaction_timeout_ms=cfg.transaction_timeout_ms, retry_backoff_ms=cfg.retry_backoff_ms,
+                    request_timeout_ms=cfg.request_timeout_ms, wakeup=sender.wakeup)
+            self._client.add_metadata_listener(self._on_metadata)
+            sender.start()
+            self._started = True
+            self._state = RUNNING
+            if self._txn is not None:
+                await self._txn.initialize(self._max_block)
+        except BaseException:
+            await self._abandon()
+            raise
+
+    async def _abandon(self) -> None:
+        self._closed = True
+        if self._sender is not None:
+            self._sender.force_close(ProducerClosedError("the producer failed to start"))
+        self._state = _STOPPED
+        await self._client.close()
+
+    async def stop(self, timeout: float | None = None) -> None:
+        """Flush and close. Records not delivered (delivery timeout, or ``timeout`` s passed) fail with a
+        clear error on their futures; an open transaction is aborted. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._state == RUNNING:
+            self._state = _STOPPED
+        if not self._started:
+            await self._client.close()
+            return
+        try:
+            txn = self._txn
+            if txn is not None and self._error is None and txn.state in (
+                    TxnState.IN_TRANSACTION, TxnState.ABORTABLE_ERROR):
+                with contextlib.suppress(KafkaError):
+                    await self._abort(timeout if timeout is not None else self._max_block)
+            assert self._sender is not None
+            await self._sender.close(timeout)
+        finally:
+            self._client.remove_metadata_listener(self._on_metadata)
+            await self._client.close()
+
+    close = stop
+
+    async def __aenter__(self) -> Producer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.stop()
+
+    def _on_fatal(self, error: BaseException) -> None:
+        if self._error is None:
+            self._error = error
+            self._state = _FAILED
+            if self._txn is not None and self._txn.state is not TxnState.FATAL_ERROR:
+                self._txn.fatal(error)
+
+    def _raise_unusable(self) -> None:
+        if self._error is not None:
+            err = self._error
+            if isinstance(err, KafkaError):
+                raise err
+            raise IllegalStateError(f"the producer failed: {err!r}") from err
+        if self._closed:
+            raise ProducerClosedError("the producer is stopped")
+        raise IllegalStateError("the producer is not started: await producer.start() or use 'async with'")
+
+    # -- metadata -------------------------------------------------------------------------------
+
+    def _on_metadata(self, cluster: Any) -> None:
+        # Partition counts and leaders may have changed: rebuild lazily on the next send.
+        self._topics.clear()
+
+    def _topic_info(self, topic: str) -> TopicInfo | None:
+        cluster = self._client.cluster
+        parts = cluster.partitions_for(topic)
+        if not parts:
+            return None
+        info = self._topics[topic] = TopicInfo(topic, parts, cluster.available_partitions_for(topic))
+        return info
+
+    async def _wait_on_metadata(self, topic: str, partition: int | None, deadline: float) -> TopicInfo:
+        """Metadata trigger 1: wait (up to max_block_ms) for the topic, or for the given partition."""
+        if type(topic) is not str or not _LEGAL_TOPIC.fullmatch(topic) or topic in (".", ".."):
+            raise IllegalArgumentError(
+                f"illegal topic name {topic!r}: 1-249 characters of ASCII letters, digits, '.', '_' and '-'")
+        loop = asyncio.get_running_loop()
+        info = self._topic_info(topic)
+        if info is None:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise KafkaTimeoutError(f"topic {topic!r} not present in metadata after "
+                                        f"{round(self._max_block * 1000)} ms (max_block_ms)")
+            try:
+                await self._client.wait_for_topic(topic, max(int(remaining * 1000), 1))
+            except KafkaTimeoutError as exc:
+                raise KafkaTimeoutError(f"topic {topic!r} not present in metadata after "
+                                        f"{round(self._max_block * 1000)} ms (max_block_ms): {exc}") from None
+            info = self._topic_info(topic)
+            if info is None:
+                raise KafkaTimeoutError(f"topic {topic!r} not present in metadata")
+        while partition is not None and partition >= info.num_partitions:
+            if type(partition) is not int or partition < 0:
+                raise IllegalArgumentError(f"partition must be an int >= 0 or None, got {partition!r}")
+            if loop.time() >= deadline:
+                raise KafkaTimeoutError(
+                    f"partition {partition} of topic {topic!r} with {info.num_partitions} partitions "
+                    "not present "
+                    f"in metadata after {round(self._max_block * 1000)} ms (max_block_ms)")
+            with contextlib.suppress(KafkaError, asyncio.TimeoutError):
+                await asyncio.wait_for(self._client.refresh_metadata((topic,)),
+                                       max(deadline - loop.time(), 0))
+            info = self._topic_info(topic) or info
+            if partition >= info.num_partitions:
+                await asyncio.sleep(min(self._config.retry_backoff_ms / 1000, max(deadline - loop.time(), 0)))
+        return info
+
+    async def partitions_for(self, topic: str) -> set[int]:
+        """The partition ids of ``topic`` (waiting up to max_block_ms for its metadata)."""
+        if not self._started or self._closed:
+            self._raise_unusable()
+        loop = asyncio.get_running_loop()
+        info = await self._wait_on_metadata(topic, None, loop.time() + self._max_block)
+        return set(info.partitions)
+
+    # -- sending --------------------------------------------------------------------------------
+
+    async def _send_slow(self, topic: str, value: Any, key: Any, partition: int | None,
+                         timestamp_ms: int | None, headers: Any) -> RecordFuture:
+        """The complete send(): everything the fast path (``core.SendCore.send``) hands over."""
+        if self._state != RUNNING:
+            self._raise_unusable()
+        if self._interceptors is not None:
+            record = ProducerRecord(topic, value, key, partition, timestamp_ms, headers)
+            topic, value, key, partition, timestamp_ms, headers = self._interceptors.on_send(record)
+        if self._key_serializer is not None:
+            key = self._serialize(self._key_serializer, key, "key", topic)
+        if self._value_serializer is not None:
+            value = self._serialize(self._value_serializer, value, "value", topic)
+        if (value is not None and type(value) is not bytes) or (key is not None and type(key) is not bytes):
+            key, value = _as_bytes(key, "key"), _as_bytes(value, "value")
+        if partition is not None and (type(partition) is not int or partition < 0):
+            raise IllegalArgumentError(f"partition must be an int >= 0 or None, got {partition!r}")
+        info = self._topics.get(topic)
+        if info is None or (partition is not None and partition >= info.num_partitions):
+            assert self._loop is not None
+            info = await self._wait_on_metadata(topic, partition, self._loop.time() + self._max_block)
+        nbytes = (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
+        if headers or nbytes > self._size_fast_limit:
+            nbytes = self._check_size(topic, key, value, headers)
+        if timestamp_ms is None:
+            timestamp_ms = _time_ns() // 1_000_000
+        elif type(timestamp_ms) is not int or timestamp_ms < 0:
+            raise IllegalArgumentError(
+                f"timestamp_ms must be an int >= 0 (ms since the epoch), got {timestamp_ms!r}")
+        sticky = False
+        if partition is None:
+            spec = self._partitioner
+            if key is not None and spec.key_hash is not None:
+                partition = spec.key_hash(key, info.num_partitions)
+            elif self._sticky_null:
+                sticky = True
+                partition = info.sticky_partition
+                if partition < 0:
+                    partition = self._switch_sticky(info)
+            else:
+                partition = self._choose_slow(topic, key, info)
+        tp = info.tps[partition]
+        if self._txn is not None:
+            self._txn.check_send(tp)
+        fut = self._append_open(tp, timestamp_ms, key, value, headers)
+        if fut is None and sticky and info.sticky_produced >= self._batch_size:
+            # KIP-794: a batch's worth went to this partition and it needs a new batch: move on, so the
+            # record starts a batch elsewhere instead of leaving a one-record batch behind.
+            tp = info.tps[self._switch_sticky(info)]
+            fut = self._append_open(tp, timestamp_ms, key, value, headers)
+        if fut is None:
+            fut = await self._append_new(tp, timestamp_ms, key, value, headers, nbytes)
+            # Batches were closed: let the Sender run, so network I/O overlaps with a caller that sends
+            # in a tight loop (send() itself never has to suspend otherwise) -- once per ~64 KiB of
+            # batches, as a loop iteration per small batch would cost more than it brings.
+            self._unyielded += self._batch_size
+            if self._unyielded >= _YIELD_BYTES:
+                self._unyielded = 0
+                await asyncio.sleep(0)
+        if sticky:
+            info.sticky_produced += nbytes + 8
+        return fut
+
+    def _switch_sticky(self, info: TopicInfo) -> int:
+        sticky = self._sticky
+        assert sticky is not None
+        p = sticky.choose(info.topic, info.num_partitions, info.available)
+        info.sticky_partition = p
+        info.sticky_produced = 0
+        return p
+
+    def _append_open(self, tp: TopicPartition, timestamp_ms: int, key: bytes | None, value: bytes | None,
+                     headers: Any) -> RecordFuture | None:
+        """Append to the partition's open batch; None if there is none or it is full (then it is closed)."""
+        dq = self._batches.get(tp)
+        if not dq:
+            return None
+        batch = dq[-1]
+        if not batch.is_open:
+            return None
+        try:
+            delta = batch.builder.append(timestamp_ms, key, value, headers)
+        except TypeError as exc:
+            raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
+        if delta is None:
+            batch.is_open = False
+            self._sender.wakeup()  # type: ignore[union-attr]
+            return None
+        return self._handle(batch, delta, timestamp_ms)
+
+    async def _append_new(self, tp: TopicPartition, timestamp_ms: int, key: bytes | None, value: bytes | None,
+                          headers: Any, nbytes: int) -> RecordFuture:
+        """Slow path: reserve memory (maybe waiting up to max_block_ms) and open a new batch."""
+        acc = self._acc
+        assert acc is not None
+        need = max(self._batch_size, nbytes + BATCH_OVERHEAD + RECORD_OVERHEAD_MAX)
+        pool = acc.pool
+        if not pool.try_reserve(need):
+            await pool.reserve(need, self._max_block)
+        if self._error is not None or self._closed:
+            pool.release(need)
+            self._raise_unusable()
+        # Another send() may have opened a batch while we waited for memory: use it if it has room.
+        batch = acc.open_batch(tp)
+        if batch is not None:
+            assert batch.builder is not None
+            delta = batch.builder.append(timestamp_ms, key, value, headers)
+            if delta is not None:
+                pool.release(need)
+                return self._handle(batch, delta, timestamp_ms)
+        batch = acc.new_batch(tp, need)
+        assert batch.builder is not None
+        try:
+            delta = batch.builder.append(timestamp_ms, key, value, headers)
+        except TypeError as exc:
+            raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
+        assert delta is not None  # the first record always fits
+        return self._handle(batch, delta, timestamp_ms)
+
+    @staticmethod
+    def _handle(batch: ProducerBatch, delta: int, timestamp_ms: int) -> RecordFuture:
+        fut = make_future(batch.result, delta, timestamp_ms)
+        if batch.handles is not None:
+            batch.handles.append(fut)
+        return fut
+
+    def _choose_slow(self, topic: str, key: bytes | None, info: TopicInfo) -> int:
+        spec = self._partitioner
+        sticky = self._sticky
+        assert sticky is not None
+        if spec.custom is not None:
+            return call_custom(spec, key, info.partitions, info.available)
+        if spec.null_key == "round_robin":
+            return sticky.round_robin(topic, info.num_partitions, info.available)
+        # "hash": librdkafka hashes a missing key as empty bytes (one fixed partition).
+        assert spec.key_hash is not None
+        return spec.key_hash(b"", info.num_partitions)
+
+    def _check_size(self, topic: str, key: bytes | None, value: bytes | None, headers: Any) -> int:
+        try:
+            size = estimate_record_size(key, value, list(headers) if headers else None)
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise IllegalArgumentError(
+                f"bad headers for {topic!r} (want a list of (str, bytes)): {exc}") from None
+        total = size + BATCH_OVERHEAD
+        if total > self._max_request_size:
+            raise RecordTooLargeError(
+                f"a record for {topic!r} is {total} bytes serialized, more than max_request_size="
+                f"{self._max_request_size}")
+        if total > self._buffer_memory:
+            raise RecordTooLargeError(
+                f"a record for {topic!r} is {total} bytes serialized, more than "
+                f"buffer_memory={self._buffer_memory}")
+        return size
+
+    @staticmethod
+    def _serialize(fn: Any, obj: Any, what: str, topic: str) -> Any:
+        try:
+            return fn(obj)
+        except Exception as exc:
+            raise SerializationError(f"{what}_serializer failed for topic {topic!r}: {exc!r}") from exc
+
+    async def send_and_wait(self, topic: str, value: Any = None, key: Any = None,
+                            partition: int | None = None,
+                            timestamp_ms: int | None = None,
+                            headers: Sequence[tuple[str, bytes | None]] | None = None) -> RecordMetadata:
+        """``send()`` and wait for the broker's acknowledgement."""
+        fut = await self.send(topic, value, key, partition, timestamp_ms, headers)
+        return await fut
+
+    async def send_many(self, topic: str, values: Sequence[Any], keys: Sequence[Any] | None = None, *,
+                        partition: int | None = None, timestamp_ms: int | None = None,
+                        headers: Sequence[Any] | None = None) -> BulkFuture:
+        """Queue many records of one topic at once (the fast path: whole batches per call).
+
+        ``keys``/``headers`` are parallel to ``values`` (or None). Returns a :class:`BulkFuture`:
+        ``await`` it for the number of records delivered (it raises the first failure), or call
+        ``metadata()`` once done for per-record results in input order.
+        """
+        if self._error is not None or not self._started or self._closed:
+            self._raise_unusable()
+        return await send_many(self, topic, values, keys, partition, timestamp_ms, headers)
+
+    async def flush(self, timeout: float | None = None) -> None:
+        """Send everything queued now and wait until each of those records has an outcome."""
+        if not self._started:
+            self._raise_unusable()
+        acc = self._acc
+        sender = self._sender
+        assert acc is not None and sender is not None
+        pending = list(acc.incomplete)
+        if not pending:
+            if self._error is not None:
+                self._raise_unusable()
+            return
+        acc.flushes_in_progress += 1
+        sender.wakeup()
+        try:
+            await acc.wait_for(pending, timeout)
+        finally:
+            acc.flushes_in_progress -= 1
+        if self._error is not None:
+            self._raise_unusable()
+
+    def _on_ack(self, batch: ProducerBatch) -> None:
+        interceptors = self._interceptors
+        if interceptors is None or not batch.handles:
+            return
+        for handle in batch.handles:
+            try:
+                md = handle.result()
+                interceptors.on_acknowledgement(md, None)
+            except BaseException as exc:
+                interceptors.on_acknowledgement(None, exc)
+
+    # -- transactions ---------------------------------------------------------------------------
+
+    def _txn_or_raise(self) -> TransactionManager:
+        if self._txn is None:
+            raise IllegalStateError("transactions need a transactional_id setting")
+        if not self._started or self._closed:
+            self._raise_unusable()
+        return self._txn
+
+    async def begin_transaction(self) -> None:
+        """Open a transaction: records sent until commit or abort are written atomically."""
+        self._txn_or_raise().begin()
+
+    async def commit_transaction(self) -> None:
+        """Flush the transaction's records, then commit them (visible to read_committed consumers)."""
+        txn = self._txn_or_raise()
+        txn.begin_commit()
+        await self.flush()
+        await txn.end(True, self._max_block)
+
+    async def abort_transaction(self) -> None:
+        """Drop the transaction's unsent records and abort it (read_committed consumers never see them)."""
+        await self._abort(self._max_block)
+
+    async def _abort(self, timeout: float) -> None:
+        txn = self._txn_or_raise()
+        txn.begin_abort()
+        acc = self._acc
+        assert acc is not None
+        from ..errors import KafkaError as _KE
+
+        error = _KE("the transaction was aborted before this record was sent")
+        acc.abort_all(error)
+        # Records already in flight will land (and be aborted by the markers): wait for their answers.
+        await acc.wait_for(list(acc.incomplete))
+        await txn.end(False, timeout)
+
+    async def send_offsets_to_transaction(self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata],
+                                          group_id: str) -> None:
+        """Commit a consumer group's offsets as part of the transaction (consume-transform-produce)."""
+        txn = self._txn_or_raise()
+        if not isinstance(group_id, str) or not group_id:
+            raise IllegalArgumentError(f"group_id must be a non-empty str, got {group_id!r}")
+        await txn.send_offsets(offsets, group_id, self._max_block)
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Producer]:
+        """``async with producer.transaction(): ...`` commits on exit and aborts on an exception."""
+        await self.begin_transaction()
+        try:
+            yield self
+        except BaseException:
+            txn = self._txn
+            if txn is not None and txn.state in (TxnState.IN_TRANSACTION, TxnState.ABORTABLE_ERROR,
+                                                 TxnState.COMMITTING):
+                await self.abort_transaction()
+            raise
+        else:
+            await self.commit_transaction()
+
+    # -- metrics --------------------------------------------------------------------------------
+
+    def metrics(self) -> dict[str, Any]:
+        """Records and bytes sent, batch size, compression ratio, request latency, requests in flight,
+        buffer available, retries and errors (Kafka's producer metric names)."""
+        acc = self._acc
+        if acc is None:
+            return self._metrics.snapshot(buffer_total=self._buffer_memory,
+                                          buffer_available=self._buffer_memory,
+                                          waiting_senders=0, queued_batches=0)
+        return self._metrics.snapshot(buffer_total=acc.pool.total, buffer_available=acc.pool.available,
+                                      waiting_senders=acc.pool.queued,
+                                      queued_batches=sum(len(dq) for dq in acc.batches.values()))
+
+    def __repr__(self) -> str:
+        state = "stopped" if self._closed else "started" if self._started else "new"
+        return f"<Producer {state} client_id={self._config.client_id!r}>"
+
+
+def _as_bytes(obj: Any, what: str) -> bytes | None:
+    if obj is None or type(obj) is bytes:
+        return obj
+    if isinstance(obj, (bytearray, memoryview)):
+        return bytes(obj)
+    raise SerializationError(
+        f"{what} must be bytes or None (or set {what}_serializer), got {type(obj).__name__}")

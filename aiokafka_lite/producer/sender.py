@@ -1,0 +1,555 @@
+"""The Sender: one asyncio task per producer that moves batches from the accumulator to the brokers.
+
+Each round (Java's ``Sender.runOnce``): make sure a producer id exists (idempotence) and bump the epoch
+when a sequence gap demands it; ask the accumulator which leaders have sendable data (topics whose
+leader is unknown trigger a metadata refresh); skip brokers not connected (a connect starts in the
+background) or with ``max_in_flight_requests_per_connection`` requests already out; drain up to
+``max_request_size`` per broker; expire batches queued past ``delivery_timeout_ms``; send one
+ProduceRequest per broker; then sleep until the next batch lingers out or someone wakes us (a new or
+full batch, a response, a flush, a connection coming up).
+
+Responses complete batches; retriable failures go back to the head of their queue after
+``retry_backoff_ms`` (and invalidate metadata where the error says the leader moved); everything else
+fails the batch. If the task itself dies, :meth:`Producer.send` raises the cause and every pending
+record fails with it -- nothing is lost silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import (
+    DuplicateSequenceNumberError,
+    IllegalStateError,
+    InvalidProducerEpochError,
+    KafkaConnectionError,
+    KafkaError,
+    KafkaTimeoutError,
+    NetworkError,
+    OutOfOrderSequenceNumberError,
+    ProducerClosedError,
+    ProducerFenced,
+    RequestTimedOutError,
+    UnknownProducerIdError,
+    for_code,
+)
+from ..protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
+from ..structs import TopicPartition
+from .accumulator import RecordAccumulator
+from .batch import ProducerBatch
+from .idempotence import IdempotenceState
+from .metrics import ProducerMetrics
+
+if TYPE_CHECKING:
+    from ..net import KafkaClient
+    from .transaction import TransactionManager
+
+__all__ = ["Sender"]
+
+log = logging.getLogger("aiokafka_lite.producer")
+
+#: Produce v13 names topics by id only; v12 is the newest that takes names (and all we need).
+PRODUCE_MAX_VERSION = 12
+
+_OOS = OutOfOrderSequenceNumberError.errno
+_DUP = DuplicateSequenceNumberError.errno
+_UNKNOWN_PID = UnknownProducerIdError.errno
+_BAD_EPOCH = InvalidProducerEpochError.errno
+_FENCED = ProducerFenced.errno
+_UNKNOWN_OUTCOME_CODES = {RequestTimedOutError.errno, NetworkError.errno}
+
+
+def _set_none(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+class Sender:
+    """Drives one producer's accumulator; ``start()`` spawns the task, ``close()`` drains and ends it."""
+
+    def __init__(self, client: KafkaClient, accumulator: RecordAccumulator, *, acks: int,
+                 max_request_size: int, max_in_flight: int, retries: int, request_timeout_ms: int,
+                 retry_backoff_ms: int, idempotence: IdempotenceState | None,
+                 transactions: TransactionManager | None, metrics: ProducerMetrics,
+                 on_fatal: Callable[[BaseException], None],
+                 on_ack: Callable[[ProducerBatch], None] | None = None) -> None:
+        self.client = client
+        self.acc = accumulator
+        self.acks = acks
+        self.max_request_size = max_request_size
+        self.max_in_flight = max_in_flight
+        self.retries = retries
+        self.request_timeout_ms = request_timeout_ms
+        self.retry_backoff = retry_backoff_ms / 1000
+        self.idem = idempotence
+        self.txn = transactions
+        self.metrics = metrics
+        self._on_fatal = on_fatal
+        self._on_ack = on_ack
+        #: Without idempotence and with one request in flight, a partition is muted while its batch is
+        #: out, so a retry cannot overtake the next batch (seed 000, "guaranteeMessageOrder").
+        self.guarantee_order = idempotence is None and max_in_flight == 1
+        self.loop = accumulator.loop
+        self._inflight_per_node: dict[int, int] = {}
+        self._connecting: set[int] = set()
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self._wake: asyncio.Future[None] | None = None
+        self._woken = False
+        self._task: asyncio.Task[None] | None = None
+        self._closing = False
+        self._force = False
+        self._pid_backoff_until = 0.0
+        self.error: BaseException | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._task = self.loop.create_task(self._run(), name="aiokafka_lite-producer-sender")
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def wakeup(self) -> None:
+        """Make the task look again now (cheap; called for every new batch)."""
+        fut = self._wake
+        if fut is not None:
+            if not fut.done():
+                fut.set_result(None)
+        else:
+            self._woken = True
+
+    async def close(self, timeout: float | None = None) -> None:
+        """Send what is queued, wait for the answers, then stop; after ``timeout`` s give up and fail
+        whatever is left with :class:`ProducerClosedError`."""
+        self._closing = True
+        self.acc.closed = True
+        self.wakeup()
+        task = self._task
+        if task is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(task), timeout)
+        except asyncio.TimeoutError:
+            self.force_close(ProducerClosedError(
+                f"the producer was stopped and could not deliver within {timeout} s"))
+            await asyncio.gather(task, return_exceptions=True)
+
+    def force_close(self, error: BaseException) -> None:
+        """Stop at once: fail every queued and in-flight batch with ``error``."""
+        self._force = True
+        self._fail_everything(error)
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+        for t in list(self._tasks):
+            t.cancel()
+
+    # -- the loop -------------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        try:
+            while True:
+                if self._closing and not self.acc.incomplete and not self._inflight_per_node_total():
+                    # Done: helpers still running (a connect, an InitProducerId) have nothing left to do.
+                    for t in list(self._tasks):
+                        t.cancel()
+                    break
+                delay = await self._run_once()
+                await self._sleep(delay)
+        except asyncio.CancelledError:
+            if not self._force:
+                self._fail_everything(ProducerClosedError("the producer's sender task was cancelled"))
+            raise
+        except BaseException as exc:  # the task must never die silently
+            log.exception("producer sender task failed")
+            self.error = exc
+            self._fail_everything(exc)
+            self._on_fatal(exc)
+
+    def _inflight_per_node_total(self) -> int:
+        return sum(self._inflight_per_node.values())
+
+    async def _sleep(self, delay: float) -> None:
+        if self._woken:
+            self._woken = False
+            if delay > 0:
+                await asyncio.sleep(0)
+                return
+        if delay <= 0:
+            await asyncio.sleep(0)
+            return
+        fut = self._wake = self.loop.create_future()
+        handle = self.loop.call_later(delay, _set_none, fut) if delay != float("inf") else None
+        try:
+            await fut
+        finally:
+            self._wake = None
+            self._woken = False
+            if handle is not None:
+                handle.cancel()
+
+    async def _run_once(self) -> float:
+        """One round; returns how long to sleep before the next."""
+        acc = self.acc
+        idem = self.idem
+        now = self.loop.time()
+        if idem is not None and (not idem.has_pid or idem.bump_needed):
+            wait = self._maybe_init_producer_id(now)
+            if wait is not None and not acc.has_unsent():
+                return wait
+        txn = self.txn
+        if txn is not None:
+            txn.poll(now)
+        leader_for = self.client.cluster.leader_for
+        ready_nodes, next_delay, unknown = acc.ready(leader_for, now)
+        if unknown:
+            # Metadata trigger 2: data waits for a partition whose leader we do not know.
+            self.client.add_topics(unknown)
+            self._request_metadata()
+            next_delay = min(next_delay, self.retry_backoff)
+        sendable: list[int] = []
+        connection = self.client.connection
+        for node in ready_nodes:
+            conn = connection(node)
+            if conn is None:
+                self._connect(node)
+                continue
+            if self._inflight_per_node.get(node, 0) >= self.max_in_flight:
+                continue
+            if conn.write_backlog > self.max_request_size:
+                # More than a request's worth is still waiting to be written (the broker reads slower
+                # than we send): wait, so batches keep filling instead of piling up as copies in write
+                # buffers. One request may wait behind the socket, so the broker never idles between
+                # requests. The answer to a request already out wakes us.
+                continue
+            sendable.append(node)
+        expired = acc.expired(now)
+        for batch in expired:
+            self._fail(batch, KafkaTimeoutError(
+                f"{batch.count()} records for {batch.tp.topic}-{batch.tp.partition} expired: not delivered "
+                f"within delivery_timeout_ms={round(acc.delivery_timeout * 1000)} "
+                f"({'no leader known' if (leader_for(batch.tp) or -1) < 0 else 'broker unreachable or slow'}"
+                ")"))
+        if sendable:
+            drained = acc.drain(leader_for, sendable, self.max_request_size, now, self._can_drain)
+            for node, batches in drained.items():
+                self._send_produce(node, batches, now)
+        if acc.has_unsent():
+            next_delay = min(next_delay, max(acc.first_expiry() + acc.delivery_timeout - now, 0.0))
+        return next_delay
+
+    def _can_drain(self, tp: TopicPartition, batch: ProducerBatch, node: int) -> bool:
+        txn = self.txn
+        if txn is not None and not txn.can_send(tp):
+            return False
+        idem = self.idem
+        if idem is not None and not idem.can_drain(tp, batch, node):
+            return False
+        return True
+
+    def _request_metadata(self) -> None:
+        self.metrics.metadata_requests += 1
+        fut = self.client.request_metadata_update()
+        fut.add_done_callback(self._metadata_done)
+
+    def _metadata_done(self, fut: asyncio.Future[Any]) -> None:
+        if not fut.cancelled():
+            fut.exception()
+        self.wakeup()
+
+    def _connect(self, node: int) -> None:
+        if node in self._connecting:
+            return
+        self._connecting.add(node)
+        self._spawn(self._connect_node(node))
+
+    async def _connect_node(self, node: int) -> None:
+        try:
+            await self.client.ready(node)
+        except KafkaError as exc:
+            log.debug("connect to node %s failed: %s", node, exc)
+            self._request_metadata()  # metadata trigger 4: a broker went away, its leaders may move
+            await asyncio.sleep(self.retry_backoff)
+        finally:
+            self._connecting.discard(node)
+            self.wakeup()
+
+    def _spawn(self, coro: Any) -> asyncio.Future[Any]:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Future[Any]) -> None:
+        self._tasks.discard(task)
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None and self.error is None:
+            log.error("producer background step failed: %r", exc)
+            self.error = exc
+            self._fail_everything(exc)
+            self._on_fatal(exc)
+
+    # -- producer id ----------------------------------------------------------------------------
+
+    def _maybe_init_producer_id(self, now: float) -> float | None:
+        """Start InitProducerId (or an epoch bump) when allowed; returns a sleep hint while waiting."""
+        idem = self.idem
+        assert idem is not None
+        if now < self._pid_backoff_until:
+            return self._pid_backoff_until - now
+        if idem.has_pid and idem.bump_blocked():
+            return None
+        if self.txn is not None:
+            if idem.bump_needed:
+                # Transactions recover through abort_transaction(), which bumps the epoch itself.
+                return None
+            if not idem.has_pid:
+                return None  # init_transactions() does it
+        self._pid_backoff_until = float("inf")  # one attempt at a time
+        self._spawn(self._init_producer_id())
+        return None
+
+    async def _init_producer_id(self) -> None:
+        idem = self.idem
+        assert idem is not None
+        from .transaction import init_producer_id
+
+        try:
+            bump = idem.has_pid
+            try:
+                pid, epoch = await init_producer_id(self.client, None, 0, idem.producer_id if bump else -1,
+                                                    idem.producer_epoch if bump else -1)
+            except KafkaError as exc:
+                if not bump or exc.retriable:
+                    raise
+                # The broker cannot bump this id's epoch (pre-KIP-360 semantics): a fresh id does as well,
+                # every partition starting again at sequence 0.
+                log.info("epoch bump refused (%s); getting a new producer id", exc)
+                pid, epoch = await init_producer_id(self.client, None, 0)
+            if bump:
+                self.metrics.epoch_bumps += 1
+                log.info("bumped producer epoch: %s/%s -> %s/%s (%s)", idem.producer_id, idem.producer_epoch,
+                         pid, epoch, idem.bump_reason)
+            idem.set_producer_id(pid, epoch)
+            self._pid_backoff_until = 0.0
+        except KafkaError as exc:
+            if not exc.retriable:
+                raise
+            log.debug("InitProducerId failed, retrying: %s", exc)
+            self._pid_backoff_until = self.loop.time() + self.retry_backoff
+        finally:
+            self.wakeup()
+
+    # -- produce requests -----------------------------------------------------------------------
+
+    def _send_produce(self, node: int, batches: list[ProducerBatch], now: float) -> None:
+        idem = self.idem
+        by_topic: dict[str, list[PartitionProduceData]] = {}
+        size = 0
+        for batch in batches:
+            if idem is not None:
+                idem.assign(batch)
+            data = batch.close()
+            size += len(data)
+            batch.in_flight = True
+            batch.node = node
+            batch.attempts += 1
+            if self.guarantee_order:
+                self.acc.muted.add(batch.tp)
+            by_topic.setdefault(batch.tp.topic, []).append(PartitionProduceData(index=batch.tp.partition,
+                                                                                records=data))
+        request = ProduceRequest(
+            transactional_id=self.txn.transactional_id if self.txn is not None else None,
+            acks=self.acks, timeout_ms=self.request_timeout_ms,
+            topic_data=[TopicProduceData(name=t, partition_data=p) for t, p in by_topic.items()])
+        self._inflight_per_node[node] = self._inflight_per_node.get(node, 0) + 1
+        m = self.metrics
+        m.requests += 1
+        m.requests_in_flight += 1
+        if self.acks == 0:
+            coro = self.client.send(node, request, max_version=PRODUCE_MAX_VERSION, expect_response=False)
+        else:
+            coro = self.client.send(node, request, max_version=PRODUCE_MAX_VERSION)
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        # perf_counter, not loop.time(): uvloop's clock ticks in whole milliseconds.
+        sent_at = time.perf_counter()
+        task.add_done_callback(lambda t: self._on_response(t, node, batches, sent_at))
+
+    def _on_response(self, task: asyncio.Future[Any], node: int, batches: list[ProducerBatch],
+                     sent_at: float) -> None:
+        self._tasks.discard(task)
+        self._inflight_per_node[node] -= 1
+        m = self.metrics
+        m.requests_in_flight -= 1
+        if self._force:
+            return
+        try:
+            if task.cancelled():
+                error: BaseException | None = ProducerClosedError("the produce request was cancelled")
+            else:
+                error = task.exception()
+            if error is not None:
+                if not isinstance(error, KafkaError):
+                    error = KafkaConnectionError(f"produce request to node {node} failed: {error!r}")
+                for batch in batches:
+                    self._failed_attempt(batch, error, node)
+                return
+            m.on_response(time.perf_counter() - sent_at)
+            response = task.result()
+            if response is None:  # acks=0: nothing comes back
+                for batch in batches:
+                    self._complete(batch, -1, -1)
+                return
+            answers: dict[tuple[str, int], Any] = {}
+            for topic in response.responses:
+                for part in topic.partition_responses:
+                    answers[(topic.name, part.index)] = part
+            for batch in batches:
+                part = answers.get((batch.tp.topic, batch.tp.partition))
+                if part is None:
+                    self._failed_attempt(batch, KafkaConnectionError(
+                        f"node {node} answered the produce request without "
+                        f"{batch.tp.topic}-{batch.tp.partition}"),
+                        node)
+                elif part.error_code == 0:
+                    self._complete(batch, part.base_offset, part.log_append_time_ms)
+                else:
+                    detail = part.error_message or ""
+                    if part.record_errors:
+                        detail = (detail + " " + "; ".join(
+                            f"record {e.batch_index}: {e.batch_index_error_message}"
+                            for e in part.record_errors)).strip()
+                    err = for_code(part.error_code)(
+                        f"{batch.tp.topic}-{batch.tp.partition}" + (f": {detail}" if detail else ""))
+                    if part.error_code == _DUP:
+                        # Already written by an earlier attempt: that is a success.
+                        self._complete(batch, part.base_offset if part.base_offset >= 0 else -1, -1)
+                    else:
+                        self._failed_attempt(batch, err, node)
+        except BaseException as exc:  # keep the invariant: every batch ends; report the bug loudly
+            log.exception("handling a produce response failed")
+            for batch in batches:
+                if not batch.result.done:
+                    self._fail(batch, exc)
+            raise
+        finally:
+            self.wakeup()
+
+    def _complete(self, batch: ProducerBatch, base_offset: int, log_append_time: int) -> None:
+        batch.in_flight = False
+        if self.guarantee_order:
+            self.acc.muted.discard(batch.tp)
+        if self.idem is not None:
+            self.idem.done(batch, True)
+        m = self.metrics
+        m.batches_sent += 1
+        n = batch.record_count
+        m.records_sent += n
+        size = len(batch.data) if batch.data is not None else 0
+        m.bytes_sent += size
+        m.compressed_bytes += size
+        m.uncompressed_bytes += batch.uncompressed_size
+        self.acc.complete(batch)
+        batch.result.set_result(base_offset, log_append_time)
+        if self._on_ack is not None:
+            self._on_ack(batch)
+
+    def _fail(self, batch: ProducerBatch, error: BaseException) -> None:
+        batch.in_flight = False
+        if self.guarantee_order:
+            self.acc.muted.discard(batch.tp)
+        if self.idem is not None:
+            self.idem.done(batch, False)
+        m = self.metrics
+        m.batches_failed += 1
+        m.records_failed += batch.count()
+        if self.txn is not None:
+            self.txn.on_batch_failed(error)
+        self.acc.fail_batch(batch, error)
+        if self._on_ack is not None:
+            self._on_ack(batch)
+
+    def _failed_attempt(self, batch: ProducerBatch, error: BaseException, node: int) -> None:
+        """Retry ``batch`` if the error and the budget allow; otherwise fail it."""
+        now = self.loop.time()
+        acc = self.acc
+        code = getattr(error, "errno", None)
+        if self.guarantee_order:
+            acc.muted.discard(batch.tp)
+        batch.last_error = error
+        expired = now - batch.created >= acc.delivery_timeout
+        if code == _FENCED or (code == _BAD_EPOCH and self.txn is not None):
+            fenced = ProducerFenced(f"another producer with the same transactional_id took over: {error}")
+            self._fail(batch, fenced)
+            self._fatal(fenced)
+            return
+        idem = self.idem
+        if idem is not None and code in (_OOS, _UNKNOWN_PID, _BAD_EPOCH):
+            if self.txn is not None:
+                self._fail(batch, error)  # the transaction must be aborted; abort bumps the epoch
+                return
+            batch.unknown_outcome = False  # refused: certainly not written
+            if code == _OOS and not idem.is_first_unfinished(batch):
+                # An earlier batch of this partition is being retried; this one follows it again.
+                if expired:
+                    self._fail(batch, error)
+                else:
+                    acc.reenqueue(batch, now)
+                return
+            idem.request_bump(error)
+            if expired:
+                self._fail(batch, error)
+            else:
+                self._retry(batch, now)
+            return
+        retriable = isinstance(error, KafkaError) and error.retriable
+        if not retriable or batch.attempts > self.retries or expired or (self._closing and self._force):
+            if retriable and expired:
+                error = KafkaTimeoutError(
+                    f"{batch.count()} records for {batch.tp.topic}-{batch.tp.partition} not delivered within "
+                    f"delivery_timeout_ms={round(acc.delivery_timeout * 1000)}; last error: {error}")
+            self._fail(batch, error)
+            return
+        if isinstance(error, (KafkaConnectionError, KafkaTimeoutError)) or code in _UNKNOWN_OUTCOME_CODES:
+            batch.unknown_outcome = True
+        if getattr(error, "invalid_metadata", False) or isinstance(error, (KafkaConnectionError,
+                                                                            KafkaTimeoutError)):
+            self._request_metadata()  # metadata trigger 4: the leader moved or the broker vanished
+        self._retry(batch, now)
+
+    def _retry(self, batch: ProducerBatch, now: float) -> None:
+        m = self.metrics
+        m.batch_retries += 1
+        m.record_retries += batch.count()
+        self.acc.reenqueue(batch, now)
+
+    # -- failure --------------------------------------------------------------------------------
+
+    def _fatal(self, error: BaseException) -> None:
+        if self.error is None:
+            self.error = error
+            self._fail_everything(error)
+            self._on_fatal(error)
+
+    def _fail_everything(self, error: BaseException) -> None:
+        acc = self.acc
+        acc.pool.close(error if isinstance(error, KafkaError) else IllegalStateError(
+            f"the producer failed: {error!r}"))
+        for batch in list(acc.incomplete):
+            if not batch.result.done:
+                batch.in_flight = False
+                if self.txn is not None:
+                    self.txn.on_batch_failed(error)
+                acc.fail_batch(batch, error)
+                if self._on_ack is not None:
+                    self._on_ack(batch)
+        for dq in acc.batches.values():
+            dq.clear()

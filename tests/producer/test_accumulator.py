@@ -1,0 +1,128 @@
+"""RecordAccumulator with the real record-batch builder: readiness, draining, retries, expiry."""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiokafka_lite.producer.accumulator import RecordAccumulator
+from aiokafka_lite.producer.memory import MemoryPool
+from aiokafka_lite.structs import TopicPartition
+
+T0, T1, T2 = TopicPartition("a", 0), TopicPartition("a", 1), TopicPartition("b", 0)
+LEADERS = {T0: 1, T1: 2, T2: 1}
+
+
+def make(loop: asyncio.AbstractEventLoop, **kw: int) -> RecordAccumulator:
+    args = dict(batch_size=1000, linger_ms=50, compression=0, pool=MemoryPool(kw.pop("memory", 100_000)),
+                loop=loop, retry_backoff_ms=100, delivery_timeout_ms=1000)
+    args.update(kw)
+    return RecordAccumulator(**args)  # type: ignore[arg-type]
+
+
+def fill(acc: RecordAccumulator, tp: TopicPartition, n: int, size: int = 10) -> None:
+    for _ in range(n):
+        batch = acc.open_batch(tp)
+        if batch is None or batch.builder.append(1, None, b"x" * size, None) is None:  # type: ignore[union-attr]
+            if batch is not None:
+                batch.is_open = False
+            assert acc.pool.try_reserve(acc.batch_size)
+            batch = acc.new_batch(tp, acc.batch_size)
+            assert batch.builder.append(1, None, b"x" * size, None) == 0  # type: ignore[union-attr]
+
+
+async def test_linger_then_ready() -> None:
+    loop = asyncio.get_running_loop()
+    acc = make(loop)
+    fill(acc, T0, 3)
+    now = loop.time()
+    nodes, delay, unknown = acc.ready(LEADERS.get, now)
+    assert nodes == set() and 0.04 < delay <= 0.0501 and not unknown  # uvloop's clock: whole ms
+    nodes, _, _ = acc.ready(LEADERS.get, now + 0.051)
+    assert nodes == {1}
+
+
+async def test_full_flush_exhausted_and_closed_make_ready() -> None:
+    loop = asyncio.get_running_loop()
+    acc = make(loop)
+    fill(acc, T0, 200)  # several batches of 1000 bytes
+    assert len(acc.batches[T0]) > 1
+    fill(acc, T1, 1)
+    now = loop.time()
+    assert acc.ready(LEADERS.get, now)[0] == {1}
+    acc.flushes_in_progress = 1
+    assert acc.ready(LEADERS.get, now)[0] == {1, 2}
+    acc.flushes_in_progress = 0
+    acc.closed = True
+    assert acc.ready(LEADERS.get, now)[0] == {1, 2}
+
+
+async def test_unknown_leader_reported() -> None:
+    loop = asyncio.get_running_loop()
+    acc = make(loop)
+    fill(acc, TopicPartition("c", 0), 1)
+    fill(acc, TopicPartition("d", 0), 1)
+    leaders = {TopicPartition("d", 0): -1}
+    nodes, _, unknown = acc.ready(leaders.get, loop.time() + 1)
+    assert nodes == set() and unknown == {"c", "d"}
+
+
+async def test_drain_respects_max_size_and_rotates() -> None:
+    loop = asyncio.get_running_loop()
+    acc = make(loop)
+    fill(acc, T0, 150)
+    fill(acc, T2, 150)
+    now = loop.time() + 1
+    first = acc.drain(LEADERS.get, {1}, 1500, now)[1]
+    assert len(first) == 1  # two batches of ~1000 bytes do not fit in 1500
+    second = acc.drain(LEADERS.get, {1}, 1500, now)[1]
+    assert {first[0].tp, second[0].tp} == {T0, T2}  # the start partition rotates
+    everything = acc.drain(LEADERS.get, {1}, 1 << 20, now)[1]
+    assert {b.tp for b in everything} == {T0, T2}
+
+
+async def test_muted_and_in_backoff_are_skipped() -> None:
+    loop = asyncio.get_running_loop()
+    acc = make(loop)
+    fill(acc, T0, 1)
+    fill(acc, T2, 1)
+    acc.muted.add(T0)
+    now = loop.time() + 1
+    drained = acc.drain(LEADERS.get, {1}, 1 << 20, now)[1]
+    assert [b.tp for b in drained] == [T2]
+    acc.muted.clear()
+    batch = acc.drain(LEADERS.get, {1}, 1 << 20, now)[1][0]
+    batch.attempts = 1
+    acc.reenqueue(batch, now)
+    assert acc.ready(LEADERS.get, now)[0] == set()  # backing off
+    assert acc.drain(LEADERS.get, {1}, 1 << 20, now) == {}
+    assert acc.ready(LEADERS.get, now + 0.11)[0] == {1}
+
+
+async def test_reenqueue_keeps_sequence_order() -> None:
+    loop = asyncio.get_running_loop()
+    acc = make(loop)
+    fill(acc, T0, 300)
+    now = loop.time() + 1
+    batches = []
+    while acc.batches[T0]:
+        batches.extend(acc.drain(LEADERS.get, {1}, 1 << 20, now)[1])
+    for seq, b in enumerate(batches):
+        b.base_sequence = seq * 100
+    # Answers come back out of order: re-queue 2, 0, 1 -> queue order 0, 1, 2.
+    for b in (batches[2], batches[0], batches[1]):
+        acc.reenqueue(b, now)
+    assert [b.base_sequence for b in acc.batches[T0]] == [0, 100, 200]
+
+
+async def test_expiry_and_memory_release() -> None:
+    loop = asyncio.get_running_loop()
+    acc = make(loop, memory=5000)
+    fill(acc, T0, 150)
+    used = acc.pool.used
+    assert used >= 2000
+    expired = acc.expired(loop.time() + 1.0)
+    assert expired and not acc.batches[T0]
+    for b in expired:
+        acc.fail_batch(b, TimeoutError("x"))
+        assert b.result.done and isinstance(b.result.error, TimeoutError)
+    assert acc.pool.used == 0 and not acc.incomplete

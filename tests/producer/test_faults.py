@@ -1,0 +1,217 @@
+"""Faults on librdkafka's mock cluster (3 brokers): leader moves, a broker down, injected errors.
+
+The mock does not check idempotent sequence numbers (it appends a first batch with sequence 5, or the
+same sequence twice). With several batches of a partition in flight, only the broker's
+OUT_OF_ORDER_SEQUENCE_NUMBER stops a later batch from overtaking a failed earlier one -- that is how
+Kafka keeps order with 5 in flight, and test_idempotence.py shows it on Tansu and noida-db, which do
+check. Here the ordering test runs with one request in flight per connection, so order must come from
+the producer alone, through leader moves (batches wait for the old leader's answers), a broker down for
+3 s, injected errors and disconnects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from _producer_peers import aread_confluent
+
+from aiokafka_lite import Producer
+from aiokafka_lite.errors import KafkaTimeoutError, MessageTooLargeError
+from aiokafka_lite.testing import TRANSPORT_ERROR
+
+PRODUCE = 0
+
+
+async def test_idempotent_records_survive_faults_exactly_once_in_order(
+        mock_cluster: Callable[..., Any], new_topic: Callable[..., str]) -> None:
+    mc = mock_cluster(3)
+    topic = new_topic()
+    mc.create_topic(topic, partitions=6, replication_factor=3)
+    total, chunk = 100_000, 2000
+    stop_faults = asyncio.Event()
+
+    async def faults() -> None:
+        await asyncio.sleep(0.2)
+        mc.set_leader(topic, 0, 2)
+        mc.set_leader(topic, 1, 3)
+        await asyncio.sleep(0.2)
+        mc.push_request_errors(PRODUCE, [6, 7, 13, 6, TRANSPORT_ERROR, 7, 13])
+        await asyncio.sleep(0.2)
+        mc.set_down(2)  # leader of several partitions, for 3 s
+        await asyncio.sleep(3.0)
+        mc.set_up(2)
+        mc.set_leader(topic, 2, 1)
+        mc.push_request_errors(PRODUCE, [13, 7, 6])
+        stop_faults.set()
+
+    async with Producer(bootstrap_servers=mc.bootstrap, linger_ms=5,
+                        retry_backoff_ms=20, reconnect_backoff_ms=20, request_timeout_ms=5000,
+                        delivery_timeout_ms=60_000, max_in_flight_requests_per_connection=1) as p:
+        fault_task = asyncio.ensure_future(faults())
+        futs = []
+        t0 = time.monotonic()
+        for start in range(0, total, chunk):
+            for i in range(start, start + chunk):
+                futs.append(await p.send(topic, b"%07d" % i, key=b"%d" % (i % 97)))
+            await asyncio.sleep(0.03)  # spread the records over the faults
+        await fault_task
+        await p.flush()
+        elapsed = time.monotonic() - t0
+        metrics = p.metrics()
+    assert stop_faults.is_set()
+    mds = [f.result() for f in futs]  # every record acknowledged (none failed)
+    assert metrics["record-retry-total"] > 0  # the faults really hit us
+    # Offsets: per partition, in send order and without gaps.
+    per_part: dict[int, list[int]] = {}
+    for md in mds:
+        per_part.setdefault(md.partition, []).append(md.offset)
+    for offsets in per_part.values():
+        assert offsets == list(range(len(offsets)))
+    # Read back: each record exactly once, at the offset we were told, in send order per partition.
+    got = await aread_confluent(mc.bootstrap, topic, total, timeout=30, settle=0.5)
+    assert len(got) == total
+    values = {(g.partition, g.offset): int(g.value) for g in got}  # type: ignore[arg-type]
+    assert sorted(values.values()) == list(range(total))
+    for i, md in enumerate(mds):
+        assert values[(md.partition, md.offset)] == i
+    assert elapsed < 30
+
+
+async def test_message_too_large_reaches_the_callers_future(mock_cluster: Callable[..., Any],
+                                                            new_topic: Callable[..., str]) -> None:
+    mc = mock_cluster(3)
+    topic = new_topic()
+    mc.create_topic(topic, partitions=1, replication_factor=1)
+    async with Producer(bootstrap_servers=mc.bootstrap) as p:
+        await p.send_and_wait(topic, b"warm-up")
+        mc.push_request_errors(PRODUCE, [MessageTooLargeError])
+        fut = await p.send(topic, b"refused")
+        with pytest.raises(MessageTooLargeError, match="MESSAGE_TOO_LARGE"):
+            await fut
+        # The producer carries on (an idempotent producer bumps its epoch past the gap).
+        md = await p.send_and_wait(topic, b"after")
+        assert md.offset >= 1
+
+
+async def test_backpressure_bounded_memory_and_max_block(mock_cluster: Callable[..., Any],
+                                                         new_topic: Callable[..., str]) -> None:
+    mc = mock_cluster(3)
+    topic = new_topic()
+    mc.create_topic(topic, partitions=3, replication_factor=1)
+    value = b"v" * 1000
+    async with Producer(bootstrap_servers=mc.bootstrap, buffer_memory=1 << 20,
+                        max_block_ms=700, linger_ms=1) as p:
+        await p.send_and_wait(topic, b"warm-up")
+        mc.set_down()  # every broker: nothing drains any more
+        gc.collect()
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        sent = 0
+        t0 = time.monotonic()
+        with pytest.raises(KafkaTimeoutError, match="max_block_ms"):
+            while True:
+                await p.send(topic, value)
+                sent += 1
+        blocked = time.monotonic() - t0
+        peak = tracemalloc.get_traced_memory()[1] - base
+        tracemalloc.stop()
+        m = p.metrics()
+        # ~1 MiB of records went into the buffer, then send() waited max_block_ms and gave up.
+        assert 700 <= sent <= 1100
+        assert 0.65 < blocked < 3.0
+        assert m["buffer-available-bytes"] < 32 * 1024 and m["waiting-threads"] == 0
+        assert peak < 3 * (1 << 20), f"memory grew by {peak} bytes"
+        t1 = time.monotonic()
+        with pytest.raises(KafkaTimeoutError):
+            await p.send(topic, value)  # still full: waits again, then the same clear error
+        assert time.monotonic() - t1 > 0.65
+        mc.set_up()
+        await p.flush()
+        assert p.metrics()["buffer-available-bytes"] == 1 << 20
+
+
+async def test_undeliverable_records_expire_and_stop_fails_the_rest(mock_cluster: Callable[..., Any],
+                                                                    new_topic: Callable[..., str]) -> None:
+    mc = mock_cluster(3)
+    topic = new_topic()
+    mc.create_topic(topic, partitions=1, replication_factor=1)
+    async with Producer(bootstrap_servers=mc.bootstrap, request_timeout_ms=400,
+                        delivery_timeout_ms=1000, linger_ms=0) as p:
+        await p.send_and_wait(topic, b"warm-up")
+        mc.set_down()
+        t0 = time.monotonic()
+        fut = await p.send(topic, b"lost")
+        with pytest.raises(KafkaTimeoutError, match="delivery_timeout_ms=1000"):
+            await fut
+        assert 0.9 < time.monotonic() - t0 < 5
+        pending = [await p.send(topic, b"at stop %d" % i) for i in range(10)]
+        t1 = time.monotonic()
+    # stop() waited for them, then they failed with a clear error instead of hanging.
+    assert time.monotonic() - t1 < 5
+    for f in pending:
+        with pytest.raises(KafkaTimeoutError, match=r"not delivered|expired"):
+            f.result()
+
+
+async def test_a_dead_sender_reaches_the_caller(mock_cluster: Callable[..., Any],
+                                                new_topic: Callable[..., str]) -> None:
+    from aiokafka_lite.errors import ClusterAuthorizationFailedError
+
+    mc = mock_cluster(1)
+    topic = new_topic()
+    mc.create_topic(topic, partitions=1, replication_factor=1)
+    # InitProducerId is answered after 300 ms with a fatal error: records sent meanwhile are pending.
+    mc.push_request_error_rtts(1, 22, [(ClusterAuthorizationFailedError, 300)])
+    p = Producer(bootstrap_servers=mc.bootstrap)
+    await p.start()
+    try:
+        futs = [await p.send(topic, b"x%d" % i) for i in range(5)]
+        assert not any(f.done() for f in futs)
+        for f in futs:
+            with pytest.raises(ClusterAuthorizationFailedError):
+                await asyncio.wait_for(f, 10)  # the pending records fail with the cause
+        with pytest.raises(ClusterAuthorizationFailedError):
+            await p.send(topic, b"y")  # and so does the next send
+        with pytest.raises(ClusterAuthorizationFailedError):
+            await p.flush()
+    finally:
+        await p.stop()
+    async with Producer(bootstrap_servers=mc.bootstrap) as q:
+        assert (await q.send_and_wait(topic, b"z")).offset == 0
+
+
+async def test_without_idempotence_one_in_flight_mutes_the_partition(mock_cluster: Callable[..., Any],
+                                                                     new_topic: Callable[..., str]) -> None:
+    """Seed 000's guaranteeMessageOrder: no sequence numbers, so order through retries comes from sending
+    a partition's next batch only after the previous one was answered."""
+    mc = mock_cluster(3)
+    topic = new_topic()
+    mc.create_topic(topic, partitions=2, replication_factor=3)
+    total = 20_000
+    async with Producer(bootstrap_servers=mc.bootstrap, enable_idempotence=False,
+                        acks=1, max_in_flight_requests_per_connection=1, batch_size=2000, linger_ms=1,
+                        retry_backoff_ms=10) as p:
+        futs = []
+        for i in range(total):
+            futs.append(await p.send(topic, b"%06d" % i, key=b"%d" % (i % 2)))
+            if i == 5000:
+                mc.push_request_errors(PRODUCE, [6, 7, 13, TRANSPORT_ERROR, 6, 7])
+            if i == 12000:
+                mc.set_leader(topic, 0, 3)
+                mc.push_request_errors(PRODUCE, [13, 6])
+            if i % 1000 == 0:
+                await asyncio.sleep(0.01)
+        mds = [await f for f in futs]
+        assert p.metrics()["batch-retry-total"] > 0
+    got = await aread_confluent(mc.bootstrap, topic, total, timeout=30, settle=0.3)
+    assert len(got) == total
+    for part in (0, 1):
+        values = [int(g.value) for g in sorted(got, key=lambda g: g.offset) if g.partition == part]  # type: ignore[arg-type]
+        assert values == sorted(values)
+    assert all(md.offset >= 0 for md in mds)

@@ -1,0 +1,120 @@
+"""RecordFuture / BatchResult (compiled and pure-Python twins): one asyncio.Future per batch at most,
+and the handles behave like asyncio futures for gather, wait, wait_for and callbacks."""
+
+from __future__ import annotations
+
+import asyncio
+from types import ModuleType
+
+import pytest
+
+from aiokafka_lite.errors import NotLeaderOrFollowerError
+from aiokafka_lite.producer import _handles_py, handles
+from aiokafka_lite.structs import RecordMetadata
+
+IMPLS = [pytest.param(_handles_py, id="python")]
+if not handles.PURE:
+    from aiokafka_lite.producer import _handles
+
+    IMPLS.append(pytest.param(_handles, id="compiled"))
+
+
+def test_compiled_handles_in_use() -> None:
+    if handles.PURE:
+        pytest.skip("pure-Python run requested (AIOKAFKA_LITE_PURE)")
+    assert handles.RecordFuture.__module__.endswith("_handles")
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+async def test_result_offsets_and_timestamps(impl: ModuleType) -> None:
+    loop = asyncio.get_running_loop()
+    b = impl.BatchResult("t", 3, loop)
+    futs = [impl.make_future(b, i, 1000 + i) for i in range(3)]
+    assert not futs[0].done()
+    with pytest.raises(asyncio.InvalidStateError):
+        futs[0].result()
+    b.set_result(40)
+    assert [await f for f in futs] == [RecordMetadata("t", 3, 40 + i, 1000 + i, -1) for i in range(3)]
+    # LogAppendTime: the broker's time wins.
+    b2 = impl.BatchResult("t", 0, loop)
+    f2 = impl.make_future(b2, 1, 5)
+    b2.set_result(7, 99)
+    assert f2.result() == RecordMetadata("t", 0, 8, 99, 99)
+    # acks=0: no offset known.
+    b3 = impl.BatchResult("t", 0, loop)
+    f3 = impl.make_future(b3, 4, 5)
+    b3.set_result(-1)
+    assert f3.result().offset == -1
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+async def test_waiting_uses_one_future_per_batch(impl: ModuleType) -> None:
+    loop = asyncio.get_running_loop()
+    b = impl.BatchResult("t", 0, loop)
+    futs = [impl.make_future(b, i, 0) for i in range(100)]
+    waiters = [asyncio.ensure_future(_await(f)) for f in futs]
+    await asyncio.sleep(0)
+    assert b.waiter() is b.waiter()
+    loop.call_later(0.01, b.set_result, 10)
+    results = await asyncio.gather(*waiters)
+    assert [r.offset for r in results] == list(range(10, 110))
+
+
+async def _await(f: object) -> RecordMetadata:
+    return await f  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+async def test_errors_reach_every_record(impl: ModuleType) -> None:
+    loop = asyncio.get_running_loop()
+    b = impl.BatchResult("t", 0, loop)
+    futs = [impl.make_future(b, i, 0) for i in range(3)]
+    err = NotLeaderOrFollowerError("t-0")
+    loop.call_later(0.01, b.set_exception, err)
+    for f in futs:
+        with pytest.raises(NotLeaderOrFollowerError):
+            await f
+        assert f.exception() is err
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+async def test_asyncio_future_protocol(impl: ModuleType) -> None:
+    loop = asyncio.get_running_loop()
+    b = impl.BatchResult("t", 1, loop)
+    f = impl.make_future(b, 0, 0)
+    assert asyncio.isfuture(f)
+    assert f.get_loop() is loop and not f.cancelled() and f.cancel() is False
+    seen: list[object] = []
+    f.add_done_callback(seen.append)
+    g = impl.make_future(b, 1, 0)
+    g.add_done_callback(seen.append)
+    assert g.remove_done_callback(seen.append) == 1
+    gathered = asyncio.gather(f, impl.make_future(b, 2, 0))
+    waited = asyncio.ensure_future(asyncio.wait([f], timeout=5))
+    loop.call_later(0.01, b.set_result, 5)
+    assert [m.offset for m in await gathered] == [5, 7]
+    done, _ = await waited
+    assert done == {f}
+    await asyncio.sleep(0)
+    assert seen == [f]
+    assert (await asyncio.wait_for(f, 1)).offset == 5
+    # A callback added after completion still runs (soon, like asyncio).
+    late: list[object] = []
+    f.add_done_callback(late.append)
+    await asyncio.sleep(0)
+    assert late == [f]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+async def test_unawaited_failed_batch_logs_nothing(impl: ModuleType,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    loop = asyncio.get_running_loop()
+    b = impl.BatchResult("t", 0, loop)
+    b.waiter()
+    b.set_exception(NotLeaderOrFollowerError("x"))
+    del b
+    import gc
+
+    gc.collect()
+    await asyncio.sleep(0)
+    assert "never retrieved" not in caplog.text

@@ -1,0 +1,263 @@
+"""The producer against real brokers (Tansu and noida-db): what it writes, read back by confluent-kafka."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Callable
+
+import pytest
+from _producer_peers import aread_confluent, create_topic
+
+from aiokafka_lite import Producer, RecordMetadata, TopicPartition
+from aiokafka_lite.embedded import EmbeddedBroker
+from aiokafka_lite.errors import (
+    ConfigError,
+    IllegalArgumentError,
+    KafkaTimeoutError,
+    ProducerClosedError,
+    RecordTooLargeError,
+    SerializationError,
+)
+from aiokafka_lite.producer import ProducerRecord, murmur2
+
+CODECS = [None, "gzip", "snappy", "lz4", "zstd"]
+
+
+@pytest.mark.parametrize("codec", CODECS, ids=[str(c) for c in CODECS])
+async def test_every_codec_round_trips(broker: EmbeddedBroker, new_topic: Callable[..., str],
+                                       codec: str | None) -> None:
+    topic = new_topic()
+    await asyncio.to_thread(create_topic, broker.bootstrap, topic, 2)
+    now = int(time.time() * 1000)
+    sent = [(f"k{i % 7}".encode() if i % 3 else None, b"v%d-" % i + b"z" * (i % 50),
+             [("h", b"%d" % i), ("empty", b""), ("none", None)] if i % 5 == 0 else [], now - i)
+            for i in range(300)]
+    async with Producer(bootstrap_servers=broker.bootstrap, compression_type=codec, linger_ms=2) as p:
+        futs = [await p.send(topic, v, key=k, headers=h or None, timestamp_ms=ts) for k, v, h, ts in sent]
+        mds = [await f for f in futs]
+    assert {md.partition for md in mds} <= {0, 1}
+    got = await aread_confluent(broker.bootstrap, topic, len(sent))
+    assert len(got) == len(sent)
+    by_pos = {(g.partition, g.offset): g for g in got}
+    for (k, v, h, ts), md in zip(sent, mds, strict=True):
+        g = by_pos[(md.partition, md.offset)]
+        assert (g.key, g.value, g.timestamp, g.timestamp_type) == (k, v, ts, 0)
+        assert g.headers == h
+        assert md.timestamp == ts and md.log_append_time == -1
+
+
+@pytest.mark.parametrize("acks", [0, 1, "all"])
+async def test_acks(broker: EmbeddedBroker, new_topic: Callable[..., str], acks: int | str) -> None:
+    topic = new_topic()
+    async with Producer(bootstrap_servers=broker.bootstrap, acks=acks) as p:
+        futs = [await p.send(topic, b"%d" % i, partition=0) for i in range(50)]
+        await p.flush()
+        mds = [f.result() for f in futs]
+    if acks == 0:
+        assert all(md.offset == -1 for md in mds)  # nothing comes back with acks=0
+    else:
+        assert [md.offset for md in mds] == list(range(50))
+    got = await aread_confluent(broker.bootstrap, topic, 50)
+    assert [g.value for g in sorted(got, key=lambda g: g.offset)] == [b"%d" % i for i in range(50)]
+
+
+async def test_order_per_partition_and_offsets(broker: EmbeddedBroker, new_topic: Callable[..., str]) -> None:
+    topic = new_topic()
+    await asyncio.to_thread(create_topic, broker.bootstrap, topic, 3)
+    async with Producer(bootstrap_servers=broker.bootstrap, linger_ms=1, batch_size=2000) as p:
+        futs = [await p.send(topic, b"%06d" % i, key=b"%d" % (i % 10)) for i in range(3000)]
+        mds = [await f for f in futs]
+    per_part: dict[int, list[int]] = {}
+    for md in mds:
+        per_part.setdefault(md.partition, []).append(md.offset)
+    for offsets in per_part.values():
+        assert offsets == list(range(len(offsets)))  # in send order, no gaps
+    got = await aread_confluent(broker.bootstrap, topic, 3000)
+    for p_id in per_part:
+        values = [int(g.value) for g in sorted(got, key=lambda g: g.offset) if g.partition == p_id]  # type: ignore[arg-type]
+        assert values == sorted(values)
+
+
+async def test_log_append_time(noida: EmbeddedBroker, new_topic: Callable[..., str]) -> None:
+    topic = new_topic()
+    await asyncio.to_thread(create_topic, noida.bootstrap, topic, 1,
+                            {"message.timestamp.type": "LogAppendTime"})
+    before = int(time.time() * 1000)
+    async with Producer(bootstrap_servers=noida.bootstrap) as p:
+        md = await p.send_and_wait(topic, b"v", timestamp_ms=before - 3_600_000)
+    assert md.log_append_time >= before - 1000
+    assert md.timestamp == md.log_append_time
+    got = await aread_confluent(noida.bootstrap, topic, 1)
+    assert got[0].timestamp_type == 1 and got[0].timestamp == md.log_append_time
+
+
+async def test_send_many(broker: EmbeddedBroker, new_topic: Callable[..., str]) -> None:
+    topic = new_topic()
+    await asyncio.to_thread(create_topic, broker.bootstrap, topic, 3)
+    values = [b"%05d" % i for i in range(5000)]
+    keys = [b"k%d" % (i % 13) for i in range(5000)]
+    async with Producer(bootstrap_servers=broker.bootstrap, batch_size=4000, compression_type="lz4") as p:
+        keyless = await p.send_many(topic, values)
+        keyed = await p.send_many(topic, values, keys)
+        pinned = await p.send_many(topic, values[:10], partition=2,
+                                   headers=[[("i", b"%d" % i)] for i in range(10)])
+        assert await keyless == 5000 and await keyed == 5000 and await pinned == 10
+        one = await p.send_and_wait(topic, b"x", key=b"k3")
+    mds = keyed.metadata()
+    assert all(isinstance(m, RecordMetadata) for m in mds)
+    assert {m.partition for m in mds if isinstance(m, RecordMetadata) and keys[mds.index(m)] == b"k3"} == {
+        one.partition}
+    assert {m.partition for m in pinned.metadata()} == {2}  # type: ignore[union-attr]
+    got = await aread_confluent(broker.bootstrap, topic, 10011)
+    assert len(got) == 10011
+    assert sorted(g.value for g in got if g.key is None and not g.headers) == sorted(values)
+    by_pos = {(g.partition, g.offset): g for g in got}
+    for m, k, v in zip(mds, keys, values, strict=True):
+        assert isinstance(m, RecordMetadata)
+        assert (by_pos[(m.partition, m.offset)].key, by_pos[(m.partition, m.offset)].value) == (k, v)
+    # Keyless records spread over the partitions by whole batches (uniform sticky).
+    assert len({m.partition for m in keyless.metadata()}) == 3  # type: ignore[union-attr]
+
+
+async def test_keyless_records_are_sticky_per_batch(tansu: EmbeddedBroker,
+                                                    new_topic: Callable[..., str]) -> None:
+    topic = new_topic()
+    await asyncio.to_thread(create_topic, tansu.bootstrap, topic, 4)
+    async with Producer(bootstrap_servers=tansu.bootstrap, batch_size=5000, linger_ms=50) as p:
+        futs = [await p.send(topic, b"x" * 90) for _ in range(2000)]
+        mds = [await f for f in futs]
+    runs = 1
+    for a, b in itertools.pairwise(mds):
+        runs += a.partition != b.partition
+    # ~100 bytes per record, 5000-byte batches: a switch about every 50 records, never per record.
+    assert 2000 / runs > 30
+    assert len({m.partition for m in mds}) == 4
+
+
+async def test_serializers_interceptors_and_from_config(broker: EmbeddedBroker,
+                                                        new_topic: Callable[..., str]) -> None:
+    topic = new_topic()
+    acks: list[tuple[RecordMetadata | None, BaseException | None]] = []
+
+    class Tagger:
+        def on_send(self, record: ProducerRecord) -> ProducerRecord:
+            return record._replace(headers=[("tag", b"1")])
+
+        def on_acknowledgement(self, md: RecordMetadata | None, exc: BaseException | None) -> None:
+            acks.append((md, exc))
+
+    class Broken:
+        def on_send(self, record: ProducerRecord) -> ProducerRecord:
+            raise RuntimeError("interceptors must not break producing")
+
+    p = Producer.from_config({"bootstrap.servers": broker.bootstrap, "linger.ms": "1", "acks": "all",
+                              "key.serializer": str.encode, "value.serializer": lambda v: repr(v).encode(),
+                              "interceptors": [Broken(), Tagger()]})
+    assert p.config.linger_ms == 1
+    async with p:
+        md = await p.send_and_wait(topic, {"a": 1}, key="k")
+    assert acks == [(md, None)]
+    got = await aread_confluent(broker.bootstrap, topic, 1)
+    assert (got[0].key, got[0].value, got[0].headers) == (b"k", b"{'a': 1}", [("tag", b"1")])
+
+    async with Producer(bootstrap_servers=broker.bootstrap, value_serializer=lambda v: 1 / 0) as p2:
+        with pytest.raises(SerializationError, match="value_serializer failed"):
+            await p2.send(topic, "x")
+
+
+async def test_bad_input_gets_clear_errors(broker: EmbeddedBroker, new_topic: Callable[..., str]) -> None:
+    with pytest.raises(ConfigError, match="linger_ms"):
+        Producer(bootstrap_servers=broker.bootstrap, linger_ms=-1)
+    with pytest.raises(ConfigError, match="unknown setting 'lingerms'"):
+        Producer(bootstrap_servers=broker.bootstrap, lingerms=1)
+    topic = new_topic()
+    async with Producer(bootstrap_servers=broker.bootstrap, max_request_size=10_000) as p:
+        with pytest.raises(RecordTooLargeError, match="max_request_size=10000"):
+            await p.send(topic, b"x" * 20_000)
+        with pytest.raises(SerializationError, match="value must be bytes"):
+            await p.send(topic, "text")
+        with pytest.raises(IllegalArgumentError, match="partition"):
+            await p.send(topic, b"x", partition=-1)
+        with pytest.raises(IllegalArgumentError, match="timestamp_ms"):
+            await p.send(topic, b"x", timestamp_ms=-5)
+        with pytest.raises(IllegalArgumentError, match="header"):
+            await p.send(topic, b"x", headers=[(1, b"x")])  # type: ignore[list-item]
+        with pytest.raises(IllegalArgumentError, match="topic"):
+            await p.send("", b"x")
+        md = await p.send_and_wait(topic, b"still fine")
+        assert md.offset == 0
+    with pytest.raises(ProducerClosedError):
+        await p.send(topic, b"after stop")
+    with pytest.raises(Exception, match="not started"):
+        await Producer(bootstrap_servers=broker.bootstrap).send(topic, b"x")
+
+
+async def test_unknown_topic_times_out_naming_it(broker: EmbeddedBroker,
+                                                 new_topic: Callable[..., str]) -> None:
+    topic = new_topic("missing")
+    async with Producer(bootstrap_servers=broker.bootstrap, max_block_ms=500,
+                        allow_auto_create_topics=False) as p:
+        t0 = time.monotonic()
+        with pytest.raises(KafkaTimeoutError, match=f"topic '{topic}' not present in metadata after 500 ms"):
+            await p.send(topic, b"x")
+        assert 0.4 < time.monotonic() - t0 < 5
+        with pytest.raises(IllegalArgumentError, match="illegal topic name"):
+            await p.send("bad/name", b"x")
+
+
+async def test_partitions_for_metrics_and_explicit_partition_wait(broker: EmbeddedBroker,
+                                                                  new_topic: Callable[..., str]) -> None:
+    topic = new_topic()
+    await asyncio.to_thread(create_topic, broker.bootstrap, topic, 3)
+    async with Producer(bootstrap_servers=broker.bootstrap, max_block_ms=300, compression_type="gzip") as p:
+        assert await p.partitions_for(topic) == {0, 1, 2}
+        with pytest.raises(KafkaTimeoutError, match="partition 7 of topic"):
+            await p.send(topic, b"x", partition=7)
+        for i in range(100):
+            await p.send(topic, b"y" * 100, partition=i % 3)
+        await p.flush()
+        m = p.metrics()
+    assert m["record-send-total"] == 100 and m["record-error-total"] == 0
+    assert m["byte-total"] > 0 and 0 < m["compression-rate-avg"] < 0.5
+    assert m["batch-send-total"] >= 3 and m["request-latency-avg"] > 0
+    assert m["buffer-available-bytes"] == m["buffer-total-bytes"] and m["requests-in-flight"] == 0
+
+
+async def test_flush_and_stop_deliver_everything(broker: EmbeddedBroker,
+                                                 new_topic: Callable[..., str]) -> None:
+    topic = new_topic()
+    p = Producer(bootstrap_servers=broker.bootstrap, linger_ms=10_000, delivery_timeout_ms=40_000)
+    await p.start()
+    futs = [await p.send(topic, b"%d" % i, partition=0) for i in range(10)]
+    await p.flush()  # does not wait 10 s for linger
+    assert all(f.done() for f in futs)
+    late = [await p.send(topic, b"late%d" % i, partition=0) for i in range(10)]
+    t0 = time.monotonic()
+    await p.stop()  # flushes too
+    assert time.monotonic() - t0 < 5
+    assert [f.result().offset for f in futs + late] == list(range(20))
+    assert TopicPartition(topic, 0) == futs[0].result().topic_partition
+
+
+async def test_partitioner_choices_on_a_broker(broker: EmbeddedBroker, new_topic: Callable[..., str]) -> None:
+    topic = new_topic()
+    await asyncio.to_thread(create_topic, broker.bootstrap, topic, 3)
+    seen: list[tuple[bytes | None, list[int], list[int]]] = []
+
+    def mine(key: bytes | None, all_partitions: list[int], available: list[int]) -> int:
+        seen.append((key, all_partitions, available))
+        return 2
+
+    async with Producer(bootstrap_servers=broker.bootstrap, partitioner="round_robin") as p:
+        rr = [(await p.send_and_wait(topic, b"x", key=b"same")).partition for _ in range(6)]
+    assert rr in ([0, 1, 2, 0, 1, 2], [1, 2, 0, 1, 2, 0], [2, 0, 1, 2, 0, 1])  # keys ignored
+    async with Producer(bootstrap_servers=broker.bootstrap, partitioner=mine) as p:
+        assert (await p.send_and_wait(topic, b"x", key=b"k")).partition == 2
+        assert (await p.send_and_wait(topic, b"x")).partition == 2
+    assert seen == [(b"k", [0, 1, 2], [0, 1, 2]), (None, [0, 1, 2], [0, 1, 2])]
+    async with Producer(bootstrap_servers=broker.bootstrap, partitioner="murmur2") as p:
+        # librdkafka's murmur2: a missing key hashes like b"" -- always the same partition.
+        parts = {(await p.send_and_wait(topic, b"x")).partition for _ in range(20)}
+        assert parts == {(murmur2(b"") & 0x7FFFFFFF) % 3}
