@@ -161,7 +161,8 @@ _ANY = (object,)
 
 COMMON: tuple[Setting, ...] = (
     _S("bootstrap_servers", list, "127.0.0.1:9092",
-       "Brokers to bootstrap from: 'host:port,host:port' or a list; each is tried in turn.", convert=_servers),
+       "Brokers to bootstrap from: 'host:port,host:port' or a list; each is tried in turn.",
+       convert=_servers),
     _S("client_id", str, "aiokafka-lite", "Sent with every request; shows up in broker logs and quotas."),
     _S("request_timeout_ms", int, 30000,
        "How long a request may wait for its response; on expiry the connection is closed "
@@ -189,7 +190,8 @@ COMMON: tuple[Setting, ...] = (
     _S("sasl_plain_password", str, None, "SASL password (PLAIN and SCRAM).", nullable=True),
 )
 
-PRODUCER: tuple[Setting, ...] = COMMON + (
+PRODUCER: tuple[Setting, ...] = (
+    *COMMON,
     _S("acks", int, -1, "0: no ack; 1: the leader's; 'all' (-1): every in-sync replica's.", convert=_acks),
     _S("batch_size", int, 16384, "Bytes per partition batch before it is sent without waiting for linger.",
        min=1),
@@ -200,7 +202,8 @@ PRODUCER: tuple[Setting, ...] = COMMON + (
     _S("max_request_size", int, 1048576, "Largest produce request (and record) sent.", min=1),
     _S("compression_type", str, None, "Batch codec.", nullable=True,
        choices=("gzip", "snappy", "lz4", "zstd"), convert=_compression),
-    _S("enable_idempotence", bool, True, "Sequence numbers: no duplicates, order kept with up to 5 in flight."),
+    _S("enable_idempotence", bool, True,
+       "Sequence numbers: no duplicates, order kept with up to 5 in flight."),
     _S("retries", int, 2147483647, "Retries of a failed batch within delivery_timeout_ms.", min=0),
     _S("delivery_timeout_ms", int, 120000, "Upper bound from send() to success or failure.", min=1),
     _S("partitioner", _ANY, "default",
@@ -220,7 +223,8 @@ PRODUCER: tuple[Setting, ...] = COMMON + (
        "unknown topic wait max_block_ms and raise KafkaTimeoutError naming it."),
 )
 
-CONSUMER: tuple[Setting, ...] = COMMON + (
+CONSUMER: tuple[Setting, ...] = (
+    *COMMON,
     _S("group_id", str, None, "Consumer group; None consumes without a group (assign() only).",
        nullable=True),
     _S("group_instance_id", str, None, "Static membership id (KIP-345).", nullable=True),
@@ -264,7 +268,7 @@ def dotted_to_kwargs(config: Mapping[str, Any]) -> dict[str, Any]:
 class Config:
     """Validated settings of one client; attributes are the settings' Python names."""
 
-    __slots__ = ("_values", "_table")
+    __slots__ = ("_table", "_values")
 
     def __init__(self, table: Iterable[Setting], values: Mapping[str, Any]) -> None:
         index = {s.name: s for s in table}

@@ -897,7 +897,8 @@ def for_code(code: int) -> type[BrokerResponseError]:
     cls = ERROR_CLASSES.get(code)
     if cls is not None:
         return cls
-    return type(f"BrokerError{code}", (UnknownErrorCodeError,), {"errno": code, "message": f"UNKNOWN_CODE_{code}"})
+    attrs = {"errno": code, "message": f"UNKNOWN_CODE_{code}"}
+    return type(f"BrokerError{code}", (UnknownErrorCodeError,), attrs)
 
 
 def raise_for_code(code: int, detail: Any = None) -> None:
