@@ -37,8 +37,10 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy aiokafka_lite
 
+# Regenerate the protocol codecs from Kafka's specs in ../shared (kept in specs/ too, so any clone can test).
 generate: $(STAMP)
-	$(PY) tools/gen_protocol.py ../shared/kafka-protocol
+	if [ -d ../shared/kafka-protocol ]; then rm -rf specs/kafka-protocol && cp -r ../shared/kafka-protocol specs/; fi
+	$(PY) tools/gen_protocol.py specs/kafka-protocol
 
 docs: $(STAMP)
 	$(PY) tools/gen_config_docs.py

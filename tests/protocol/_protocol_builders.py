@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-SPEC_DIR = ROOT.parent / "shared" / "kafka-protocol"
+SHARED_SPEC_DIR = ROOT.parent / "shared" / "kafka-protocol"
+#: The specs the committed code was generated from: shared/ beside the repo when present, else the copy in
+#: specs/ (so that the round-trip, peer and fuzz tests run from any clone).
+SPEC_DIR = SHARED_SPEC_DIR if SHARED_SPEC_DIR.is_dir() else ROOT / "specs" / "kafka-protocol"
 MESSAGES_DIR = ROOT / "aiokafka_lite" / "protocol" / "messages"
 
 

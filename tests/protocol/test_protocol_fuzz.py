@@ -28,8 +28,6 @@ from aiokafka_lite.protocol.messages.api_versions import ApiVersionsResponse
 from aiokafka_lite.protocol.messages.fetch import FetchResponse
 from aiokafka_lite.protocol.messages.metadata import MetadataResponse
 
-pytestmark = pytest.mark.skipif(not ENTRIES, reason="../shared/kafka-protocol is not present")
-
 ALLOWED = (ProtocolError, UnsupportedVersionError)
 RESPONSES = [e for e in ENTRIES if e.msg.kind in ("response", "header", "data")]
 REQUESTS = [e for e in ENTRIES if e.msg.kind == "request"]

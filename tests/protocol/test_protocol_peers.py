@@ -31,8 +31,6 @@ from aiokafka_lite.protocol.messages.consumer_protocol_assignment import (
 from aiokafka_lite.protocol.messages.consumer_protocol_subscription import ConsumerProtocolSubscription
 from aiokafka_lite.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 
-pytestmark = pytest.mark.skipif(not ENTRIES, reason="../shared/kafka-protocol is not present")
-
 SEEDS = range(3)
 
 # Peer bugs found by this test (our bytes follow Kafka's spec; each was checked against the JSON):

@@ -9,8 +9,6 @@ from hypothesis import strategies as st
 
 from aiokafka_lite.protocol import API_KEYS, REQUEST_CLASSES, RESPONSE_CLASSES
 
-pytestmark = pytest.mark.skipif(not ENTRIES, reason="../shared/kafka-protocol is not present")
-
 SEEDS = range(4)
 
 
