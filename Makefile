@@ -24,8 +24,12 @@ sysdeps:
 demo: $(STAMP)
 	$(PY) -m aiokafka_lite.demo
 
+# The whole suite on asyncio's own loop, then every test that runs an event loop again on uvloop.
+UVLOOP_TESTS := tests/net tests/producer tests/consumer tests/admin tests/cli tests/test_embedded.py tests/test_mockcluster.py
+
 test: $(STAMP) sysdeps
 	$(PY) -m pytest -q -p no:cacheprovider
+	AIOKAFKA_LITE_LOOP=uvloop $(PY) -m pytest -q -p no:cacheprovider $(UVLOOP_TESTS)
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -x -m "not slow"
