@@ -10,7 +10,9 @@ cdef class BatchResult:
     cdef public bint done
     cdef object _fut
     cdef list _callbacks
+    cdef public list parts
     cdef _finish(self)
+    cpdef tuple locate(self, long long index)
 
 
 cdef class RecordFuture:

@@ -21,6 +21,22 @@ cdef class BatchResult:
         self.done = False
         self._fut = None
         self._callbacks = None
+        self.parts = None
+
+    cpdef tuple locate(self, long long index):
+        """The result that holds record ``index`` (this one unless split) and its index there."""
+        cdef BatchResult b = self
+        cdef BatchResult part
+        cdef long long first
+        while b.parts is not None:
+            first, part = b.parts[0]
+            for f, p in b.parts:
+                if f > index:
+                    break
+                first, part = f, p
+            index -= first
+            b = part
+        return b, index
 
     def set_result(self, long long base_offset, long long log_append_time=-1):
         if self.done:
@@ -130,18 +146,24 @@ cdef class RecordFuture:
     def result(self):
         cdef BatchResult b = self.batch
         cdef long long lat
+        cdef long long index = self.index
         if not b.done:
             raise asyncio.InvalidStateError("record not yet acknowledged")
+        if b.parts is not None:
+            b, index = b.locate(index)
         if b.error is not None:
             raise b.error
         lat = b.log_append_time
-        return RecordMetadata(b.topic, b.partition, b.base_offset + self.index if b.base_offset >= 0 else -1,
+        return RecordMetadata(b.topic, b.partition, b.base_offset + index if b.base_offset >= 0 else -1,
                               lat if lat >= 0 else self.timestamp, lat)
 
     def exception(self):
-        if not self.batch.done:
+        cdef BatchResult b = self.batch
+        if not b.done:
             raise asyncio.InvalidStateError("record not yet acknowledged")
-        return self.batch.error
+        if b.parts is not None:
+            return b.locate(self.index)[0].error
+        return b.error
 
     def add_done_callback(self, fn, *, context=None):
         self.batch.add_callback(fn, self, context)
@@ -170,12 +192,15 @@ cdef class RecordFuture:
 
     def __repr__(self):
         cdef BatchResult b = self.batch
+        cdef long long index = self.index
+        if b.done and b.parts is not None:
+            b, index = b.locate(index)
         if not b.done:
             state = "pending"
         elif b.error is not None:
             state = f"error={b.error!r}"
         else:
-            state = f"offset={b.base_offset + self.index if b.base_offset >= 0 else -1}"
+            state = f"offset={b.base_offset + index if b.base_offset >= 0 else -1}"
         return f"<RecordFuture {b.topic}-{b.partition} {state}>"
 
 

@@ -26,7 +26,7 @@ class BatchResult:
     """The outcome of one produced batch: a base offset and log-append time, or an error."""
 
     __slots__ = ("_callbacks", "_fut", "base_offset", "done", "error", "log_append_time", "loop",
-                 "partition", "topic")
+                 "partition", "parts", "topic")
 
     def __init__(self, topic: str, partition: int, loop: asyncio.AbstractEventLoop) -> None:
         self.topic = topic
@@ -38,6 +38,22 @@ class BatchResult:
         self.done = False
         self._fut: asyncio.Future[None] | None = None
         self._callbacks: list[tuple[Callable[[Any], Any], Any, contextvars.Context | None]] | None = None
+        #: Set when the batch was split (MESSAGE_TOO_LARGE): ``[(first_index, part), ...]`` in index
+        #: order; each record's outcome is then its part's, and this result is done once all parts are.
+        self.parts: list[tuple[int, BatchResult]] | None = None
+
+    def locate(self, index: int) -> tuple[BatchResult, int]:
+        """The result that holds record ``index`` (this one unless split) and its index there."""
+        b = self
+        while b.parts is not None:
+            first, part = b.parts[0]
+            for f, p in b.parts:
+                if f > index:
+                    break
+                first, part = f, p
+            index -= first
+            b = part
+        return b, index
 
     def set_result(self, base_offset: int, log_append_time: int = -1) -> None:
         if self.done:
@@ -128,16 +144,21 @@ class RecordFuture:
         b = self.batch
         if not b.done:
             raise asyncio.InvalidStateError("record not yet acknowledged")
+        index = self.index
+        if b.parts is not None:
+            b, index = b.locate(index)
         if b.error is not None:
             raise b.error
         lat = b.log_append_time
-        offset = b.base_offset + self.index if b.base_offset >= 0 else -1
+        offset = b.base_offset + index if b.base_offset >= 0 else -1
         return RecordMetadata(b.topic, b.partition, offset, lat if lat >= 0 else self.timestamp, lat)
 
     def exception(self) -> BaseException | None:
         b = self.batch
         if not b.done:
             raise asyncio.InvalidStateError("record not yet acknowledged")
+        if b.parts is not None:
+            return b.locate(self.index)[0].error
         return b.error
 
     def add_done_callback(self, fn: Callable[[Any], Any], *,
@@ -165,12 +186,15 @@ class RecordFuture:
 
     def __repr__(self) -> str:
         b = self.batch
+        index = self.index
+        if b.done and b.parts is not None:
+            b, index = b.locate(index)
         if not b.done:
             state = "pending"
         elif b.error is not None:
             state = f"error={b.error!r}"
         else:
-            state = f"offset={b.base_offset + self.index if b.base_offset >= 0 else -1}"
+            state = f"offset={b.base_offset + index if b.base_offset >= 0 else -1}"
         return f"<RecordFuture {b.topic}-{b.partition} {state}>"
 
 

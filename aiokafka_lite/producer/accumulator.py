@@ -22,6 +22,7 @@ from ..structs import TopicPartition
 from .batch import ProducerBatch
 from .handles import BatchResult
 from .memory import MemoryPool
+from .split import settle_parents
 
 __all__ = ["RecordAccumulator"]
 
@@ -176,6 +177,14 @@ class RecordAccumulator:
         """Put a batch that will be retried back at the head of its queue, ordered by sequence."""
         batch.in_flight = False
         batch.retry_at = now + self.retry_backoff
+        self._insert_head(batch)
+
+    def reenqueue_split(self, halves: list[ProducerBatch]) -> None:
+        """Queue the halves of a split batch at the head of its partition, in order, to go at once."""
+        for half in reversed(halves):
+            self._insert_head(half)
+
+    def _insert_head(self, batch: ProducerBatch) -> None:
         dq = self.batches.get(batch.tp)
         if dq is None:
             dq = self.batches[batch.tp] = deque()
@@ -211,6 +220,8 @@ class RecordAccumulator:
         self.complete(batch)
         batch.last_error = error
         batch.result.set_exception(error)
+        if batch.parents is not None:
+            settle_parents(batch)
 
     def abort_all(self, error: BaseException) -> list[ProducerBatch]:
         """Fail every queued (not in flight) batch with ``error``; returns them."""

@@ -33,6 +33,7 @@ class ProducerBatch:
         "is_open",
         "last_error",
         "node",
+        "parents",
         "producer_epoch",
         "producer_id",
         "record_count",
@@ -70,6 +71,8 @@ class ProducerBatch:
         self.node = -1
         #: Per-record handles, kept only when interceptors want per-record acknowledgements.
         self.handles: list[Any] | None = None
+        #: For a half of a split batch: the results it stands in for, innermost first (see split.py).
+        self.parents: list[BatchResult] | None = None
 
     @property
     def has_sequence(self) -> bool:

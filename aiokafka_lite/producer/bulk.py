@@ -47,9 +47,14 @@ class BulkFuture:
             result = seg[0]
             if not result.done:
                 yield from result.waiter().__await__()
-        for seg in self._segments:
-            if seg[0].error is not None:
-                raise seg[0].error
+        for result, _, n, delta, _ in self._segments:
+            if result.parts is not None:  # split (MESSAGE_TOO_LARGE): each record has its part's outcome
+                for j in range(n):
+                    error = result.locate(delta + j)[0].error
+                    if error is not None:
+                        raise error
+            elif result.error is not None:
+                raise result.error
         return self.count
 
     def metadata(self) -> list[RecordMetadata | BaseException]:
@@ -58,15 +63,16 @@ class BulkFuture:
             raise asyncio.InvalidStateError("records not yet acknowledged")
         out: list[Any] = [None] * self.count
         ts = self._timestamps
-        for result, first, n, delta, indices in self._segments:
+        for whole, first, n, delta, indices in self._segments:
             for j in range(n):
                 i = indices[first + j] if indices is not None else first + j
+                result, index = whole.locate(delta + j) if whole.parts is not None else (whole, delta + j)
                 if result.error is not None:
                     out[i] = result.error
                     continue
                 t = ts if isinstance(ts, int) else ts[i]
                 lat = result.log_append_time
-                off = result.base_offset + delta + j if result.base_offset >= 0 else -1
+                off = result.base_offset + index if result.base_offset >= 0 else -1
                 out[i] = RecordMetadata(result.topic, result.partition, off, lat if lat >= 0 else t, lat)
         return out
 

@@ -168,6 +168,17 @@ class IdempotenceState:
                 f"a batch of {batch.tp.topic}-{batch.tp.partition} with sequence {batch.base_sequence} "
                 "failed"))
 
+    def replace_split(self, batch: ProducerBatch, halves: list[ProducerBatch]) -> None:
+        """``batch`` was split: its halves hold its sequence range and take its place in the order."""
+        st = self._partitions.get(batch.tp)
+        if st is None or not batch.has_sequence:
+            return
+        try:
+            i = st.sequenced.index(batch)
+        except ValueError:
+            return
+        st.sequenced[i:i + 1] = [h for h in halves if h.has_sequence]
+
     def in_flight_count(self, tp: TopicPartition) -> int:
         st = self._partitions.get(tp)
         return 0 if st is None else sum(1 for b in st.sequenced if b.in_flight)

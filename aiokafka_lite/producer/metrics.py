@@ -18,6 +18,7 @@ class ProducerMetrics:
 
     __slots__ = (
         "batch_retries",
+        "batch_splits",
         "batches_failed",
         "batches_sent",
         "bytes_sent",
@@ -50,6 +51,7 @@ class ProducerMetrics:
         self.requests_in_flight = 0
         self.metadata_requests = 0
         self.epoch_bumps = 0
+        self.batch_splits = 0
         self.latency_sum = 0.0
         self.latency_max = 0.0
 
@@ -86,4 +88,5 @@ class ProducerMetrics:
             "queued-batches": queued_batches,
             "metadata-request-total": self.metadata_requests,
             "epoch-bump-total": self.epoch_bumps,
+            "batch-split-total": self.batch_splits,
         }

@@ -8,7 +8,8 @@ background) or with ``max_in_flight_requests_per_connection`` requests already o
 ProduceRequest per broker; then sleep until the next batch lingers out or someone wakes us (a new or
 full batch, a response, a flush, a connection coming up).
 
-Responses complete batches; retriable failures go back to the head of their queue after
+Responses complete batches; a multi-record batch refused as too large is split in two (split.py);
+retriable failures go back to the head of their queue after
 ``retry_backoff_ms`` (and invalidate metadata where the error says the leader moved); everything else
 fails the batch. If the task itself dies, :meth:`Producer.send` raises the cause and every pending
 record fails with it -- nothing is lost silently.
@@ -43,6 +44,7 @@ from .accumulator import RecordAccumulator
 from .batch import ProducerBatch
 from .idempotence import IdempotenceState
 from .metrics import ProducerMetrics
+from .split import can_split, settle_parents, split_batch
 
 if TYPE_CHECKING:
     from ..net import KafkaClient
@@ -459,6 +461,8 @@ class Sender:
         m.uncompressed_bytes += batch.uncompressed_size
         self.acc.complete(batch)
         batch.result.set_result(base_offset, log_append_time)
+        if batch.parents is not None:
+            settle_parents(batch)
         if self._on_ack is not None:
             self._on_ack(batch)
 
@@ -490,6 +494,9 @@ class Sender:
             fenced = ProducerFenced(f"another producer with the same transactional_id took over: {error}")
             self._fail(batch, fenced)
             self._fatal(fenced)
+            return
+        if can_split(batch, code) and not self._force:
+            self._split(batch)
             return
         idem = self.idem
         if idem is not None and code in (_OOS, _UNKNOWN_PID, _BAD_EPOCH):
@@ -524,6 +531,17 @@ class Sender:
                                                                             KafkaTimeoutError)):
             self._request_metadata()  # metadata trigger 4: the leader moved or the broker vanished
         self._retry(batch, now)
+
+    def _split(self, batch: ProducerBatch) -> None:
+        """Too large for the broker: queue its two halves in its place (see split.py)."""
+        batch.in_flight = False
+        halves = split_batch(batch, self.acc)
+        if self.idem is not None:
+            self.idem.replace_split(batch, halves)
+        self.acc.reenqueue_split(halves)
+        self.metrics.batch_splits += 1
+        log.info("%s-%s: %s; split %d records into %d + %d", batch.tp.topic, batch.tp.partition,
+                 batch.last_error, batch.record_count, halves[0].count(), halves[1].count())
 
     def _retry(self, batch: ProducerBatch, now: float) -> None:
         m = self.metrics

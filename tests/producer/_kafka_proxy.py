@@ -1,7 +1,9 @@
 """A fault-injecting TCP proxy in front of one real broker (a test tool, not a mock: the broker still
 does all the work).
 
-Metadata answers are rewritten so clients keep talking through the proxy. Produce requests can be
+Metadata and FindCoordinator answers are rewritten so clients keep talking through the proxy. Requests
+whose API key is in ``capture`` are decoded and kept in ``captured`` (what the client really sent).
+Produce requests can be
 given faults, in order of arrival:
 
 * ``("error", code)``: not forwarded; the proxy answers every partition of it with ``code`` itself;
@@ -26,7 +28,7 @@ from aiokafka_lite.protocol.messages.produce import (
     TopicProduceResponse,
 )
 
-METADATA, PRODUCE = 3, 0
+METADATA, PRODUCE, FIND_COORDINATOR = 3, 0, 10
 Fault = Any  # ("error", code) | "drop"
 
 
@@ -37,6 +39,9 @@ class KafkaProxy:
         self.faults: deque[Fault] = deque()
         self.produce_requests = 0
         self.injected = 0
+        #: API keys whose requests are decoded into ``captured`` as ``(api_key, version, request)``.
+        self.capture: set[int] = set()
+        self.captured: list[tuple[int, int, Any]] = []
         self._server: asyncio.AbstractServer | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self.port = 0
@@ -93,6 +98,13 @@ class KafkaProxy:
                     for b in response.brokers:
                         b.host, b.port = "127.0.0.1", self.port
                     cwriter.write(encode_response(response, version, corr_id))
+                elif api_key == FIND_COORDINATOR:
+                    corr_id, response = decode_response(api_key, version, frame)
+                    if version < 4:
+                        response.host, response.port = "127.0.0.1", self.port
+                    for c in response.coordinators:
+                        c.host, c.port = "127.0.0.1", self.port
+                    cwriter.write(encode_response(response, version, corr_id))
                 else:
                     cwriter.write(struct.pack(">i", len(frame)) + frame)
                 await cwriter.drain()
@@ -105,6 +117,8 @@ class KafkaProxy:
                 if frame is None or up.done():
                     break
                 api_key, version, corr = struct.unpack_from(">hhi", frame)
+                if api_key in self.capture:
+                    self.captured.append((api_key, version, decode_request(frame)[1]))
                 fault = None
                 if api_key == PRODUCE:
                     self.produce_requests += 1
