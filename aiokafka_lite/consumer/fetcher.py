@@ -22,7 +22,7 @@ import logging
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .. import errors as Errors
@@ -424,16 +424,11 @@ class Fetcher:
             return r
         return None
 
-    def take_records(self, max_records: int, only: Iterable[TopicPartition] | None = None
-                     ) -> dict[TopicPartition, list[ConsumerRecord]]:
-        """Up to ``max_records`` records in fetch order (of ``only``, if given), advancing positions."""
-        out: dict[TopicPartition, list[ConsumerRecord]] = {}
-        budget = max_records
-        nbytes = 0
+    def _takeable(self, only: Iterable[TopicPartition] | None
+                  ) -> Iterator[tuple[TopicPartition, CompletedFetch]]:
+        """Completed fetches ready to hand out (of ``only``, if given); drops unusable ones on the way."""
         wanted = None if only is None else set(only)
         for tp in list(self._completed):
-            if budget <= 0:
-                break
             if wanted is not None and tp not in wanted:
                 continue
             cf = self._completed[tp]
@@ -443,6 +438,17 @@ class Fetcher:
             if not usable:
                 self._drop(tp)
                 continue
+            yield tp, cf
+
+    def take_records(self, max_records: int, only: Iterable[TopicPartition] | None = None
+                     ) -> dict[TopicPartition, list[ConsumerRecord]]:
+        """Up to ``max_records`` records in fetch order (of ``only``, if given), advancing positions."""
+        out: dict[TopicPartition, list[ConsumerRecord]] = {}
+        budget = max_records
+        nbytes = 0
+        if budget <= 0:
+            return out
+        for tp, cf in self._takeable(only):
             if cf.records is None:
                 # Tens of thousands of new tuples at once would run the cyclic GC dozens of times over
                 # objects that cannot form cycles; one pass afterwards is enough.
@@ -477,6 +483,8 @@ class Fetcher:
                 if cf.next_offset > cf.position:
                     st.position = cf.next_offset  # past control batches, aborted data, compaction gaps
                 self._drop(tp)
+            if budget <= 0:
+                break
         if out or nbytes:
             self._metrics.record_consumed(max_records - budget, nbytes)
         return out
@@ -487,19 +495,9 @@ class Fetcher:
         out: dict[TopicPartition, Any] = {}
         budget = max_records
         nbytes = 0
-        wanted = None if only is None else set(only)
-        for tp in list(self._completed):
-            if budget <= 0:
-                break
-            if wanted is not None and tp not in wanted:
-                continue
-            cf = self._completed[tp]
-            usable = self._usable(cf)
-            if usable is None:
-                continue
-            if not usable:
-                self._drop(tp)
-                continue
+        if budget <= 0:
+            return out
+        for tp, cf in self._takeable(only):
             if cf.arrow is None:
                 try:
                     res = decode_arrow(cf.data, tp.topic, tp.partition, check_crcs=self._check_crcs,
@@ -527,6 +525,8 @@ class Fetcher:
                 if cf.next_offset > cf.position:
                     st.position = cf.next_offset
                 self._drop(tp)
+            if budget <= 0:
+                break
         if out or nbytes:
             self._metrics.record_consumed(max_records - budget, nbytes)
         return out
