@@ -34,14 +34,13 @@ class RecordAccumulator:
     """Batches by partition; the memory bound; readiness and draining for the Sender."""
 
     def __init__(self, *, batch_size: int, linger_ms: int, compression: int, pool: MemoryPool,
-                 loop: asyncio.AbstractEventLoop, retry_backoff_ms: int, delivery_timeout_ms: int,
+                 loop: asyncio.AbstractEventLoop, delivery_timeout_ms: int,
                  transactional: bool = False, keep_handles: bool = False) -> None:
         self.batch_size = batch_size
         self.linger = linger_ms / 1000
         self.compression = compression
         self.pool = pool
         self.loop = loop
-        self.retry_backoff = retry_backoff_ms / 1000
         self.delivery_timeout = delivery_timeout_ms / 1000
         self.transactional = transactional
         self.keep_handles = keep_handles
@@ -173,10 +172,11 @@ class RecordAccumulator:
                 out[node] = taken
         return out
 
-    def reenqueue(self, batch: ProducerBatch, now: float) -> None:
-        """Put a batch that will be retried back at the head of its queue, ordered by sequence."""
+    def reenqueue(self, batch: ProducerBatch, retry_at: float) -> None:
+        """Put a batch that will be retried at ``retry_at`` back at the head of its queue, ordered by
+        sequence."""
         batch.in_flight = False
-        batch.retry_at = now + self.retry_backoff
+        batch.retry_at = retry_at
         self._insert_head(batch)
 
     def reenqueue_split(self, halves: list[ProducerBatch]) -> None:

@@ -151,27 +151,27 @@ class Producer(SendCore):
             pool = MemoryPool(cfg.buffer_memory)
             acc = self._acc = RecordAccumulator(
                 batch_size=cfg.batch_size, linger_ms=cfg.linger_ms, compression=self._codec, pool=pool,
-                loop=loop, retry_backoff_ms=cfg.retry_backoff_ms, delivery_timeout_ms=cfg.delivery_timeout_ms,
+                loop=loop, delivery_timeout_ms=cfg.delivery_timeout_ms,
                 transactional=self._transactional_id is not None,
                 keep_handles=bool(self._interceptors and self._interceptors.wants_acks))
             self._batches = acc.batches
             self._sticky = StickyPartitioner(acc.queue_sizes)
             if self._idempotent:
-                self._idem = IdempotenceState(transactional=self._transactional_id is not None,
-                                              max_in_flight=cfg.max_in_flight_requests_per_connection)
+                self._idem = IdempotenceState(transactional=self._transactional_id is not None)
+            if self._transactional_id is not None:
+                assert self._idem is not None
+                self._txn = TransactionManager(
+                    self._client, self._idem, self._transactional_id,
+                    transaction_timeout_ms=cfg.transaction_timeout_ms, retry_backoff_ms=cfg.retry_backoff_ms,
+                    request_timeout_ms=cfg.request_timeout_ms, wakeup=lambda: acc.wakeup())
             sender = self._sender = Sender(
                 self._client, acc, acks=cfg.acks, max_request_size=cfg.max_request_size,
                 max_in_flight=cfg.max_in_flight_requests_per_connection, retries=cfg.retries,
                 request_timeout_ms=cfg.request_timeout_ms, retry_backoff_ms=cfg.retry_backoff_ms,
-                idempotence=self._idem, transactions=None, metrics=self._metrics, on_fatal=self._on_fatal,
+                retry_backoff_max_ms=cfg.retry_backoff_max_ms, idempotence=self._idem, transactions=self._txn,
+                metrics=self._metrics, on_fatal=self._on_fatal,
                 on_ack=self._on_ack if acc.keep_handles else None)
             acc.wakeup = sender.wakeup
-            if self._transactional_id is not None:
-                assert self._idem is not None
-                self._txn = sender.txn = TransactionManager(
-                    self._client, self._idem, self._transactional_id,
-                    transaction_timeout_ms=cfg.transaction_timeout_ms, retry_backoff_ms=cfg.retry_backoff_ms,
-                    request_timeout_ms=cfg.request_timeout_ms, wakeup=sender.wakeup)
             self._client.add_metadata_listener(self._on_metadata)
             sender.start()
             self._started = True
@@ -208,6 +208,12 @@ class Producer(SendCore):
                     await self._abort(timeout if timeout is not None else self._max_block)
             assert self._sender is not None
             await self._sender.close(timeout)
+        except BaseException:
+            # Cancelled (e.g. wait_for(stop(), 1)) or failed: nothing may keep running against the closed
+            # client. Every record not yet delivered fails with ProducerClosedError.
+            if self._sender is not None:
+                self._sender.force_close(ProducerClosedError("the producer was stopped before delivery"))
+            raise
         finally:
             self._client.remove_metadata_listener(self._on_metadata)
             await self._client.close()

@@ -14,7 +14,7 @@ LEADERS = {T0: 1, T1: 2, T2: 1}
 
 def make(loop: asyncio.AbstractEventLoop, **kw: int) -> RecordAccumulator:
     args = dict(batch_size=1000, linger_ms=50, compression=0, pool=MemoryPool(kw.pop("memory", 100_000)),
-                loop=loop, retry_backoff_ms=100, delivery_timeout_ms=1000)
+                loop=loop, delivery_timeout_ms=1000)
     args.update(kw)
     return RecordAccumulator(**args)  # type: ignore[arg-type]
 
@@ -92,7 +92,7 @@ async def test_muted_and_in_backoff_are_skipped() -> None:
     acc.muted.clear()
     batch = acc.drain(LEADERS.get, {1}, 1 << 20, now)[1][0]
     batch.attempts = 1
-    acc.reenqueue(batch, now)
+    acc.reenqueue(batch, now + 0.1)
     assert acc.ready(LEADERS.get, now)[0] == set()  # backing off
     assert acc.drain(LEADERS.get, {1}, 1 << 20, now) == {}
     assert acc.ready(LEADERS.get, now + 0.11)[0] == {1}
