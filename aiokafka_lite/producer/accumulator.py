@@ -8,6 +8,12 @@ everything out -- and :meth:`drain` takes the head batch of each of those partit
 
 Ordering: batches leave a partition's queue from the head only, and a retried batch goes back to the
 head in sequence order, so a partition's records reach the broker in the order they were sent.
+
+Growth: an idempotent producer keeps one batch of a partition in flight (idempotence.py, I2). A full
+open batch that cannot go yet (another batch of its partition is ahead of it) takes another
+``batch_size`` of records instead of closing (:meth:`try_grow`), up to ``max_batch_bytes``, so a backlog
+to one partition goes as a few large batches, one per round trip, rather than many small ones -- what
+five batches in flight would give on a far link.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ class RecordAccumulator:
 
     def __init__(self, *, batch_size: int, linger_ms: int, compression: int, pool: MemoryPool,
                  loop: asyncio.AbstractEventLoop, delivery_timeout_ms: int,
-                 transactional: bool = False, keep_handles: bool = False) -> None:
+                 transactional: bool = False, keep_handles: bool = False, max_batch_bytes: int = 0) -> None:
         self.batch_size = batch_size
         self.linger = linger_ms / 1000
         self.compression = compression
@@ -45,6 +51,10 @@ class RecordAccumulator:
         self.transactional = transactional
         self.keep_handles = keep_handles
         self.batches: dict[TopicPartition, deque[ProducerBatch]] = {}
+        #: Largest size a batch may grow to while its partition waits for an answer (0: never grow).
+        self.max_batch_bytes = max_batch_bytes
+        #: The latest batch drained per partition, while it is out (see try_grow).
+        self.sending: dict[TopicPartition, ProducerBatch] = {}
         #: Every batch not yet completed (queued or in flight): flush() and close wait on these.
         self.incomplete: set[ProducerBatch] = set()
         self.muted: set[TopicPartition] = set()
@@ -166,6 +176,7 @@ class RecordAccumulator:
                     break
                 dq.popleft()
                 batch.is_open = False
+                self.sending[tp] = batch
                 size += bsize
                 taken.append(batch)
             if taken:
@@ -184,7 +195,26 @@ class RecordAccumulator:
         for half in reversed(halves):
             self._insert_head(half)
 
+    def try_grow(self, batch: ProducerBatch) -> bool:
+        """``batch`` (the open one) is full: let it take ``batch_size`` more bytes if it cannot go yet
+        anyway (a batch of its partition is ahead of it, queued or in flight), memory allows, and it
+        stays within ``max_batch_bytes``."""
+        dq = self.batches.get(batch.tp)
+        builder = batch.builder
+        if not dq or dq[-1] is not batch or builder is None or not batch.is_open:
+            return False
+        if len(dq) == 1 and batch.tp not in self.sending:
+            return False  # nothing ahead of it: it goes now, at its normal size
+        step = self.batch_size
+        if builder.batch_size + step > self.max_batch_bytes or not self.pool.try_reserve(step):
+            return False
+        builder.grow(step)
+        batch.reserved += step
+        return True
+
     def _insert_head(self, batch: ProducerBatch) -> None:
+        if self.sending.get(batch.tp) is batch:
+            del self.sending[batch.tp]
         dq = self.batches.get(batch.tp)
         if dq is None:
             dq = self.batches[batch.tp] = deque()
@@ -211,6 +241,8 @@ class RecordAccumulator:
 
     def complete(self, batch: ProducerBatch) -> None:
         """The batch is finished (acknowledged or failed): give its memory back."""
+        if self.sending.get(batch.tp) is batch:
+            del self.sending[batch.tp]
         if batch in self.incomplete:
             self.incomplete.discard(batch)
             self.pool.release(batch.reserved)

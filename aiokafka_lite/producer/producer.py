@@ -153,6 +153,8 @@ class Producer(SendCore):
                 batch_size=cfg.batch_size, linger_ms=cfg.linger_ms, compression=self._codec, pool=pool,
                 loop=loop, delivery_timeout_ms=cfg.delivery_timeout_ms,
                 transactional=self._transactional_id is not None,
+                max_batch_bytes=min(cfg.max_batch_bytes, cfg.max_request_size - 4096)
+                if self._idempotent else 0,
                 keep_handles=bool(self._interceptors and self._interceptors.wants_acks))
             self._batches = acc.batches
             self._sticky = StickyPartitioner(acc.queue_sizes)
@@ -348,12 +350,13 @@ class Producer(SendCore):
         tp = info.tps[partition]
         if self._txn is not None:
             self._txn.check_send(tp)
-        fut = self._append_open(tp, timestamp_ms, key, value, headers)
+        # Keyless sticky records never grow a batch: the partition switch below needs a full batch.
+        fut = self._append_open(tp, timestamp_ms, key, value, headers, grow=not sticky)
         if fut is None and sticky and info.sticky_produced >= self._batch_size:
             # KIP-794: a batch's worth went to this partition and it needs a new batch: move on, so the
             # record starts a batch elsewhere instead of leaving a one-record batch behind.
             tp = info.tps[self._switch_sticky(info)]
-            fut = self._append_open(tp, timestamp_ms, key, value, headers)
+            fut = self._append_open(tp, timestamp_ms, key, value, headers, grow=False)
         if fut is None:
             fut = await self._append_new(tp, timestamp_ms, key, value, headers, nbytes)
             # Batches were closed: let the Sender run, so network I/O overlaps with a caller that sends
@@ -376,7 +379,7 @@ class Producer(SendCore):
         return p
 
     def _append_open(self, tp: TopicPartition, timestamp_ms: int, key: bytes | None, value: bytes | None,
-                     headers: Any) -> RecordFuture | None:
+                     headers: Any, grow: bool = True) -> RecordFuture | None:
         """Append to the partition's open batch; None if there is none or it is full (then it is closed)."""
         dq = self._batches.get(tp)
         if not dq:
@@ -386,6 +389,8 @@ class Producer(SendCore):
             return None
         try:
             delta = batch.builder.append(timestamp_ms, key, value, headers)
+            if delta is None and grow and self._acc.try_grow(batch):  # type: ignore[union-attr]
+                delta = batch.builder.append(timestamp_ms, key, value, headers)
         except TypeError as exc:
             raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
         if delta is None:

@@ -224,7 +224,7 @@ async def test_order_on_a_broker_that_does_not_check_sequences(
     topic = new_topic()
     mc.create_topic(topic, partitions=1, replication_factor=1)
     n = 4000
-    async with Producer(bootstrap_servers=mc.bootstrap, batch_size=1024, linger_ms=0,
+    async with Producer(bootstrap_servers=mc.bootstrap, batch_size=1024, linger_ms=0, max_batch_bytes=0,
                         retry_backoff_ms=5) as p:
         await p.send_and_wait(topic, b"warm-up")
         mc.set_rtt(1, 20)  # answers take 20 ms: several batches would be in flight without rule I2
@@ -239,3 +239,22 @@ async def test_order_on_a_broker_that_does_not_check_sequences(
     got = await aread_confluent(mc.bootstrap, topic, n + 1, settle=0.5)
     values = [g.value for g in sorted(got, key=lambda g: g.offset)]
     assert values == [b"warm-up"] + [b"%06d" % i for i in range(n)]
+
+
+async def test_a_backlog_to_one_partition_goes_in_few_requests_on_a_far_link(
+        mock_cluster: Callable[..., Any], new_topic: Callable[..., str]) -> None:
+    """With one batch of a partition in flight (I2), a burst of 3,000 records to one partition through a
+    broker answering after 20 ms goes as a few grown batches (accumulator: growth), not as ~22 batches
+    of batch_size one round trip after another."""
+    mc = mock_cluster(1)
+    topic = new_topic()
+    mc.create_topic(topic, partitions=1, replication_factor=1)
+    async with Producer(bootstrap_servers=mc.bootstrap, linger_ms=5) as p:
+        await p.send_and_wait(topic, b"warm-up")
+        mc.set_rtt(1, 20)
+        before = p.metrics()["request-total"]
+        futs = [await p.send(topic, b"x" * 100, partition=0) for _ in range(3000)]
+        mds = [await f for f in futs]
+        requests = p.metrics()["request-total"] - before
+    assert [m.offset for m in mds] == list(range(1, 3001))
+    assert requests <= 5, f"{requests} produce requests for a 300 KB backlog"
