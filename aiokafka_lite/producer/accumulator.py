@@ -84,6 +84,13 @@ class RecordAccumulator:
         self.wakeup()
         return batch
 
+    def discard_empty(self, batch: ProducerBatch) -> None:
+        """Undo :meth:`new_batch` for a batch whose first append failed: it must never reach the Sender."""
+        dq = self.batches.get(batch.tp)
+        if dq and dq[-1] is batch and batch.count() == 0:
+            dq.pop()
+            self.complete(batch)
+
     def open_batch(self, tp: TopicPartition) -> ProducerBatch | None:
         """The batch that still takes appends for ``tp``, if any."""
         dq = self.batches.get(tp)

@@ -158,7 +158,7 @@ async def send_many(producer: Producer, topic: str, values: Sequence[Any], keys:
             if p < 0 or (full and acc.open_batch(info.tps[p]) is None):
                 p = producer._switch_sticky(info)  # KIP-794, as in Producer._send_slow
             added, nbytes = await _append_once(producer, bulk, info.tps[p], values, keys, ts, headers, pos,
-                                               txn, grow=False)
+                                               txn, grow=len(info.available) <= 1)
             pos += added
             info.sticky_produced += nbytes
     else:
@@ -227,8 +227,11 @@ async def _append_once(producer: Producer, bulk: BulkFuture, tp: TopicPartition,
         added = builder.append_many(values, keys, ts, headers, pos)
         while grow and pos + added < len(values) and acc.try_grow(batch):
             added += builder.append_many(values, keys, ts, headers, pos + added)
-    except TypeError as exc:
-        raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
+    except BaseException as exc:
+        acc.discard_empty(batch)  # a new batch whose first append failed must never reach the Sender
+        if isinstance(exc, TypeError):
+            raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
+        raise
     if added:
         bulk._segments.append((batch.result, pos, added, before_count, indices))
     if pos + added < len(values):

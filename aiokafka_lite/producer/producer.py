@@ -350,8 +350,10 @@ class Producer(SendCore):
         tp = info.tps[partition]
         if self._txn is not None:
             self._txn.check_send(tp)
-        # Keyless sticky records never grow a batch: the partition switch below needs a full batch.
-        fut = self._append_open(tp, timestamp_ms, key, value, headers, grow=not sticky)
+        # Keyless sticky records grow a batch only where there is no other partition to switch to: the
+        # switch below needs a full batch.
+        fut = self._append_open(tp, timestamp_ms, key, value, headers,
+                                grow=not sticky or len(info.available) <= 1)
         if fut is None and sticky and info.sticky_produced >= self._batch_size:
             # KIP-794: a batch's worth went to this partition and it needs a new batch: move on, so the
             # record starts a batch elsewhere instead of leaving a one-record batch behind.
@@ -423,8 +425,11 @@ class Producer(SendCore):
         assert batch.builder is not None
         try:
             delta = batch.builder.append(timestamp_ms, key, value, headers)
-        except TypeError as exc:
-            raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
+        except BaseException as exc:
+            acc.discard_empty(batch)  # never leave a batch without records for the Sender
+            if isinstance(exc, TypeError):
+                raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
+            raise
         assert delta is not None  # the first record always fits
         return self._handle(batch, delta, timestamp_ms)
 
@@ -448,6 +453,8 @@ class Producer(SendCore):
         return spec.key_hash(b"", info.num_partitions)
 
     def _check_size(self, topic: str, key: bytes | None, value: bytes | None, headers: Any) -> int:
+        if headers:
+            _check_headers(topic, headers)
         try:
             size = estimate_record_size(key, value, list(headers) if headers else None)
         except (TypeError, ValueError, AttributeError) as exc:
@@ -610,3 +617,22 @@ def _as_bytes(obj: Any, what: str) -> bytes | None:
         return bytes(obj)
     raise SerializationError(
         f"{what} must be bytes or None (or set {what}_serializer), got {type(obj).__name__}")
+
+
+def _check_headers(topic: str, headers: Any) -> None:
+    """Headers are (str key, bytes-or-None value) pairs: refuse anything else before a batch is touched."""
+    try:
+        items = list(headers)
+    except TypeError:
+        raise IllegalArgumentError(
+            f"bad headers for {topic!r}: want a list of (str, bytes) pairs, got {type(headers).__name__}"
+        ) from None
+    for item in items:
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise IllegalArgumentError(f"bad header for {topic!r}: want a (str, bytes) pair, got {item!r}")
+        k, v = item
+        if not isinstance(k, str):
+            raise IllegalArgumentError(f"bad header key for {topic!r}: want str, got {type(k).__name__}")
+        if v is not None and not isinstance(v, (bytes, bytearray, memoryview)):
+            raise IllegalArgumentError(
+                f"bad value of header {k!r} for {topic!r}: want bytes or None, got {type(v).__name__}")

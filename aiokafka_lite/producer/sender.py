@@ -371,10 +371,19 @@ class Sender:
         idem = self.idem
         by_topic: dict[str, list[PartitionProduceData]] = {}
         size = 0
+        sendable: list[ProducerBatch] = []
         for batch in batches:
+            if batch.count() == 0:
+                # Never expected (appends roll back an empty new batch), but one bad batch fails alone:
+                # the Sender goes on for every other record.
+                log.error("%s-%s: a batch without records reached the Sender", batch.tp.topic,
+                          batch.tp.partition)
+                self._fail(batch, IllegalStateError("internal: a batch without records"))
+                continue
             if idem is not None:
                 idem.assign(batch)
             data = batch.close()
+            sendable.append(batch)
             size += len(data)
             batch.in_flight = True
             batch.node = node
@@ -383,6 +392,9 @@ class Sender:
                 self.acc.muted.add(batch.tp)
             by_topic.setdefault(batch.tp.topic, []).append(PartitionProduceData(index=batch.tp.partition,
                                                                                 records=data))
+        if not sendable:
+            return
+        batches = sendable
         request = ProduceRequest(
             transactional_id=self.txn.transactional_id if self.txn is not None else None,
             acks=self.acks, timeout_ms=self.request_timeout_ms,

@@ -152,3 +152,19 @@ async def test_cancelled_stop_leaves_nothing_running(tansu: EmbeddedBroker) -> N
     left = [t for t in before if not t.done()]
     assert not left, f"still running after a cancelled stop(): {left}"
     await asyncio.wait_for(p.stop(), 2)
+
+
+async def test_expiry_names_the_last_error_the_broker_gave(tansu: EmbeddedBroker) -> None:
+    """A broker that answers UNKNOWN_TOPIC_OR_PARTITION every time: the records expire with that error in
+    the message, not a guess that the broker was unreachable."""
+    async with KafkaProxy(tansu.bootstrap) as proxy:
+        async with Producer(bootstrap_servers=proxy.bootstrap, linger_ms=0, request_timeout_ms=500,
+                            delivery_timeout_ms=1500, retry_backoff_ms=20) as p:
+            await p.send_and_wait("reliability-expiry", b"warm-up")
+            proxy.faults.extend([("error", 3)] * 1000)
+            fut = await p.send("reliability-expiry", b"x")
+            with pytest.raises(KafkaTimeoutError) as info:
+                await fut
+    msg = str(info.value)
+    assert "delivery_timeout_ms=1500" in msg and "UNKNOWN_TOPIC_OR_PARTITION" in msg, msg
+    assert "unreachable" not in msg, msg
