@@ -23,8 +23,8 @@ async def test_order_kept_through_refused_requests(
     await asyncio.to_thread(create_topic, broker.bootstrap, topic, 1)
     n = 3000
     async with KafkaProxy(broker.bootstrap) as proxy:
-        async with Producer(bootstrap_servers=proxy.bootstrap, batch_size=1024, linger_ms=0, max_batch_bytes=0,
-                            retry_backoff_ms=10) as p:
+        async with Producer(bootstrap_servers=proxy.bootstrap, batch_size=1024, linger_ms=0,
+                            max_batch_bytes=0, retry_backoff_ms=10) as p:
             await p.send_and_wait(topic, b"warm-up")
             # Refuse two produce requests: their batches are retried before anything behind them goes.
             proxy.faults.extend([None, None, ("error", NotLeaderOrFollowerError.errno), None, None,
@@ -45,8 +45,8 @@ async def test_lost_answer_does_not_duplicate(broker: EmbeddedBroker, new_topic:
     await asyncio.to_thread(create_topic, broker.bootstrap, topic, 1)
     n = 2000
     async with KafkaProxy(broker.bootstrap) as proxy:
-        async with Producer(bootstrap_servers=proxy.bootstrap, batch_size=2048, linger_ms=0, max_batch_bytes=0,
-                            retry_backoff_ms=10, reconnect_backoff_ms=10) as p:
+        async with Producer(bootstrap_servers=proxy.bootstrap, batch_size=2048, linger_ms=0,
+                            max_batch_bytes=0, retry_backoff_ms=10, reconnect_backoff_ms=10) as p:
             await p.send_and_wait(topic, b"warm-up")
             # The broker writes these requests, but the producer never hears back (connection closed).
             proxy.faults.extend([None, "drop", None, None, "drop"])
@@ -70,8 +70,8 @@ async def test_unknown_producer_id_bumps_the_epoch_and_resends_in_order(
     await asyncio.to_thread(create_topic, broker.bootstrap, topic, 1)
     n = 3000
     async with KafkaProxy(broker.bootstrap) as proxy:
-        async with Producer(bootstrap_servers=proxy.bootstrap, batch_size=1024, linger_ms=0, max_batch_bytes=0,
-                            retry_backoff_ms=10) as p:
+        async with Producer(bootstrap_servers=proxy.bootstrap, batch_size=1024, linger_ms=0,
+                            max_batch_bytes=0, retry_backoff_ms=10) as p:
             await p.send_and_wait(topic, b"warm-up")
             proxy.faults.extend([None, None, ("error", UnknownProducerIdError.errno)])
             futs = [await p.send(topic, b"%06d" % i) for i in range(n)]
