@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import PRODUCER, Config, dotted_to_kwargs
 from ..errors import (
@@ -43,6 +43,11 @@ from .partitioner import StickyPartitioner, call_custom, resolve_partitioner
 from .sender import Sender
 from .transaction import TransactionManager, TxnState
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from .._settings import ProducerSettings
+
 __all__ = ["Producer"]
 
 log = logging.getLogger("aiokafka_lite.producer")
@@ -59,7 +64,8 @@ _FAILED = 3
 class Producer(SendCore):
     """An asyncio Kafka producer; settings as in ``shared/api.md`` and ``docs/producer.md``."""
 
-    def __init__(self, *, api_version_caps: Mapping[str | int, int] | None = None, **settings: Any) -> None:
+    def __init__(self, *, api_version_caps: Mapping[str | int, int] | None = None,
+                 **settings: Unpack[ProducerSettings]) -> None:
         """``settings`` are Kafka's producer settings (``docs/configuration.md``); ``api_version_caps``
         (``{"Metadata": 8}``) caps API versions, e.g. for a broker that mis-encodes some."""
         SendCore.__init__(self)
