@@ -243,7 +243,12 @@ class FakeClient:
         return None
 
     def pending(self, kind: type) -> list[Call]:
+        """Calls of ``kind`` the test has not taken yet."""
         return [c for c in self.unclaimed if c.kind is kind]
+
+    def calls_of(self, kind: type) -> list[Call]:
+        """Every call of ``kind`` so far, taken or not."""
+        return [c for c in self.calls if c.kind is kind]
 
     # -- the client interface ----------------------------------------------------------------------
 
