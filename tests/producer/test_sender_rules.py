@@ -25,7 +25,13 @@ from aiokafka_lite.errors import (
     ProducerFenced,
     UnknownProducerIdError,
 )
-from aiokafka_lite.producer.transaction import TxnState
+from aiokafka_lite.producer.transaction import TransactionManager, TxnState
+from aiokafka_lite.protocol.messages.add_partitions_to_txn import (
+    AddPartitionsToTxnPartitionResult,
+    AddPartitionsToTxnRequest,
+    AddPartitionsToTxnResponse,
+    AddPartitionsToTxnTopicResult,
+)
 from aiokafka_lite.protocol.messages.end_txn import EndTxnRequest, EndTxnResponse
 from aiokafka_lite.protocol.messages.init_producer_id import InitProducerIdRequest, InitProducerIdResponse
 from aiokafka_lite.protocol.messages.produce import ProduceRequest
@@ -70,7 +76,8 @@ async def test_one_batch_per_partition_in_flight_while_partitions_pipeline() -> 
         first.answer()
         for i in (1, 2):
             call = await rig.next_produce()
-            assert set(call.batches) == {A} and call.state(A) == (PID, 0, i) and call.values(A) == [b"a%d" % i]
+            assert set(call.batches) == {A} and call.state(A) == (PID, 0, i)
+            assert call.values(A) == [b"a%d" % i]
             await rig.settle()
             assert not rig.client.pending(ProduceRequest)
             call.answer()
@@ -287,25 +294,22 @@ async def test_bump_waits_for_unknown_outcome_retry_under_old_epoch() -> None:
 
 async def test_retry_backoff_grows_exponentially_up_to_max() -> None:
     """Each retry of a batch waits twice as long as the previous one (+-20 % jitter), up to
-    retry_backoff_max_ms."""
+    retry_backoff_max_ms; the retry goes when its backoff ends."""
     async with Rig({A: 1}, retry_backoff_ms=100, retry_backoff_max_ms=1000) as rig:
         a0 = rig.add(A, b"a0")
         await rig.start()
-        delays = []
+        delays: list[float] = []
+        retry_at = 0.0
         for attempt in range(1, 8):
             call = await rig.next_produce()
             assert call.state(A) == (PID, 0, 0)
-            sent_at = rig.loop.time()
-            if delays:
-                # It went when its backoff ended, not before (the clock moved only to its retry_at).
-                assert sent_at >= retry_at  # noqa: F821 -- set on the previous round
+            assert rig.loop.time() >= retry_at, "retried before its backoff ended"
             call.answer({A: NOT_LEADER})
-            await rig.until(lambda: a0.attempts == attempt and not a0.in_flight and a0.retry_at > 0,  # noqa: B023
-                            "the retry scheduled")
+            await rig.until(lambda n=attempt: a0.attempts == n and not a0.in_flight, "the retry scheduled")
             retry_at = a0.retry_at
-            delays.append(retry_at - rig.loop.time())
+            delays.append(retry_at - rig.loop.time())  # the clock stands still until the Sender sleeps
         expected = [0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0]
-        for got, want in zip(delays, expected):
+        for got, want in zip(delays, expected, strict=True):
             assert want * 0.8 - 1e-9 <= got <= want * 1.2 + 1e-9, (delays, expected)
         assert all(delays[i] < delays[i + 1] for i in range(3)), delays
 
@@ -347,10 +351,24 @@ async def test_close_with_every_node_unreachable_ends_within_delivery_timeout() 
 # -- transactions -----------------------------------------------------------------------------------------
 
 
-async def _begin(rig: Rig, epoch: int = 0) -> None:
+def _begin(rig: Rig) -> None:
     assert rig.txn is not None
     rig.txn.begin()
     rig.txn.check_send(A)
+
+
+async def _init_txn(rig: Rig, producer_id: int = 7, epoch: int = 0) -> TransactionManager:
+    """Start the Sender and initialize the transactional producer (InitProducerId answered)."""
+    txn = rig.txn
+    assert txn is not None
+    rig.sender.start()
+    init_task = asyncio.ensure_future(txn.initialize(5))
+    init = await rig.next_init()
+    assert init.request.transactional_id == "tx" and init.request.producer_id == -1
+    init.reply(InitProducerIdResponse(producer_id=producer_id, producer_epoch=epoch))
+    await init_task
+    assert txn.state is TxnState.READY
+    return txn
 
 
 async def test_failed_produce_in_transaction_is_abortable_and_abort_bumps_epoch() -> None:
@@ -358,17 +376,9 @@ async def test_failed_produce_in_transaction_is_abortable_and_abort_bumps_epoch(
     EndTxn(abort) and re-inits the producer id (the batch left a sequence gap), and the next transaction
     sends under the new epoch from sequence 0."""
     async with Rig({A: 1}, transactional_id="tx") as rig:
-        txn = rig.txn
-        assert txn is not None
-        rig.sender.start()
-        init_task = asyncio.ensure_future(txn.initialize(5))
-        init = await rig.next_init()
-        assert init.request.transactional_id == "tx" and init.request.producer_id == -1
-        init.reply(InitProducerIdResponse(producer_id=7, producer_epoch=3))
-        await init_task
-        assert txn.state is TxnState.READY
+        txn = await _init_txn(rig, 7, 3)
 
-        await _begin(rig)
+        _begin(rig)
         a0 = rig.add(A, b"a0")
         await rig.add_partitions(A)
         call = await rig.next_produce()
@@ -399,7 +409,7 @@ async def test_failed_produce_in_transaction_is_abortable_and_abort_bumps_epoch(
         await end_task
         assert txn.state is TxnState.READY and (rig.idem.producer_id, rig.idem.producer_epoch) == (7, 4)
 
-        await _begin(rig)
+        _begin(rig)
         a1 = rig.add(A, b"a1")
         await rig.add_partitions(A)
         call = await rig.next_produce()
@@ -420,14 +430,9 @@ async def test_invalid_producer_epoch_in_transaction_is_fatal() -> None:
     """INVALID_PRODUCER_EPOCH on a produce inside a transaction means another producer took over: the
     batch fails with ProducerFenced, the Sender reports it as fatal and fails everything else queued."""
     async with Rig({A: 1, B: 2}, transactional_id="tx") as rig:
-        txn = rig.txn
-        assert txn is not None
-        rig.sender.start()
-        init_task = asyncio.ensure_future(txn.initialize(5))
-        (await rig.next_init()).reply(InitProducerIdResponse(producer_id=7, producer_epoch=0))
-        await init_task
+        txn = await _init_txn(rig)
 
-        await _begin(rig)
+        _begin(rig)
         a0 = rig.add(A, b"a0")
         await rig.add_partitions(A)
         call = await rig.next_produce(node=1)
@@ -446,20 +451,9 @@ async def test_fenced_add_partitions_makes_transaction_fatal() -> None:
     """PRODUCER_FENCED on AddPartitionsToTxn: the transaction is in FATAL_ERROR and every later call
     raises ProducerFenced; the partition's batch is never sent."""
     async with Rig({A: 1}, transactional_id="tx") as rig:
-        txn = rig.txn
-        assert txn is not None
-        rig.sender.start()
-        init_task = asyncio.ensure_future(txn.initialize(5))
-        (await rig.next_init()).reply(InitProducerIdResponse(producer_id=7, producer_epoch=0))
-        await init_task
-        await _begin(rig)
+        txn = await _init_txn(rig)
+        _begin(rig)
         rig.add(A, b"a0")
-        from aiokafka_lite.protocol.messages.add_partitions_to_txn import (
-            AddPartitionsToTxnPartitionResult,
-            AddPartitionsToTxnRequest,
-            AddPartitionsToTxnResponse,
-            AddPartitionsToTxnTopicResult,
-        )
         call = await rig.next_call(AddPartitionsToTxnRequest)
         call.reply(AddPartitionsToTxnResponse(results_by_topic_v3_and_below=[AddPartitionsToTxnTopicResult(
             name="t", results_by_partition=[AddPartitionsToTxnPartitionResult(
