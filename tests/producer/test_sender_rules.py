@@ -15,11 +15,14 @@ import asyncio
 from _fake_broker import Rig
 
 from aiokafka_lite.errors import (
+    CoordinatorLoadInProgressError,
     DuplicateSequenceNumberError,
     IllegalStateError,
     InvalidProducerEpochError,
     KafkaConnectionError,
+    KafkaError,
     KafkaTimeoutError,
+    MessageTooLargeError,
     NotLeaderOrFollowerError,
     OutOfOrderSequenceNumberError,
     ProducerFenced,
@@ -289,6 +292,112 @@ async def test_bump_waits_for_unknown_outcome_retry_under_old_epoch() -> None:
         assert rig.clock is not None and rig.clock.elapsed < 0.5
 
 
+async def test_bump_waiting_for_unknown_outcome_happens_when_that_batch_expires() -> None:
+    """I7, the bound: the unknown-outcome batch the bump waits for never gets an answer (every retry
+    breaks the connection); it expires after delivery_timeout_ms, and then the bump starts at once and
+    the other partition's batch goes -- the wait ends, it does not deadlock."""
+    async with Rig({A: 1, B: 2}, delivery_timeout_ms=2000) as rig:
+        a0 = rig.add(A, b"a0")
+        await rig.start()
+        attempts = 0
+        b0 = None
+        while True:
+            call = await rig.until(lambda: a0.result.done or rig.client.take(ProduceRequest, 1), "A's retry")
+            if call is True:
+                break
+            attempts += 1
+            assert call.state(A) == (PID, 0, 0)
+            assert not rig.client.calls_of(InitProducerIdRequest)[1:], "bumped with A's outcome unknown"
+            call.fail()
+            if attempts == 2:
+                # B asks for a bump while A waits for its retry (B is created later than A, so it does
+                # not expire with it).
+                b0 = rig.add(B, b"b0")
+                (await rig.next_produce(node=2)).answer({B: UNKNOWN_PID})
+        assert b0 is not None and attempts >= 4
+        expired_at = rig.loop.time()
+        err = a0.result.error
+        assert isinstance(err, KafkaTimeoutError) and "may have been written" in str(err), err
+        assert not b0.result.done
+        init = await rig.until(lambda: rig.client.take(InitProducerIdRequest) or b0.result.done, "the bump")
+        late = rig.loop.time() - expired_at
+        assert init is not True, f"no bump after the blocking batch expired; B expired {late:.3f} s later"
+        assert late < 0.05, f"the bump started {late:.3f} s after the batch blocking it expired"
+        init.reply(InitProducerIdResponse(producer_id=PID, producer_epoch=1))
+        again = await rig.next_produce(node=2)
+        assert again.state(B) == (PID, 1, 0) and again.values(B) == [b"b0"]
+        again.answer()
+        await rig.done(b0)
+        assert b0.result.error is None
+        assert rig.clock is not None and 2.0 <= rig.clock.elapsed < 3.0
+
+
+async def test_refused_epoch_bump_falls_back_to_new_producer_id() -> None:
+    """I8 with a broker that will not bump the epoch of an id: the Sender asks for a fresh producer id,
+    and every partition starts again at sequence 0 under it."""
+    async with Rig({A: 1}) as rig:
+        a0 = rig.add(A, b"a0")
+        await rig.start()
+        (await rig.next_produce()).answer({A: UNKNOWN_PID})
+        bump = await rig.next_init()
+        assert (bump.request.producer_id, bump.request.producer_epoch) == (PID, 0)
+        bump.reply(InitProducerIdResponse(error_code=BAD_EPOCH))
+        fresh = await rig.next_init()
+        assert (fresh.request.producer_id, fresh.request.producer_epoch) == (-1, -1)
+        fresh.reply(InitProducerIdResponse(producer_id=2000, producer_epoch=0))
+        again = await rig.next_produce()
+        assert again.state(A) == (2000, 0, 0) and again.values(A) == [b"a0"]
+        again.answer()
+        await rig.done(a0)
+        assert a0.result.error is None and not rig.fatal
+
+
+async def test_split_halves_keep_the_sequence_range_without_bump() -> None:
+    """I1/I3 with a batch refused as too large: its halves take its sequence range (0 and 2), go one
+    after the other, and the next batch follows at sequence 4 in the same epoch."""
+    async with Rig({A: 1}) as rig:
+        a0 = rig.add(A, b"r0", b"r1", b"r2", b"r3")
+        a1 = rig.add(A, b"r4")
+        await rig.start()
+        (await rig.next_produce()).answer({A: MessageTooLargeError.errno})
+        first = await rig.next_produce()
+        assert first.state(A) == (PID, 0, 0) and first.values(A) == [b"r0", b"r1"]
+        await rig.settle()
+        assert not rig.client.pending(ProduceRequest)
+        first.answer()
+        second = await rig.next_produce()
+        assert second.state(A) == (PID, 0, 2) and second.values(A) == [b"r2", b"r3"]
+        second.answer()
+        third = await rig.next_produce()
+        assert third.state(A) == (PID, 0, 4) and third.values(A) == [b"r4"]
+        third.answer()
+        await rig.done(a0, a1)
+        assert a0.result.error is None and a1.result.error is None
+        assert rig.client.written(A) == [b"r0", b"r1", b"r2", b"r3", b"r4"]
+        assert not rig.client.calls_of(InitProducerIdRequest)[1:]
+
+
+async def test_init_producer_id_retriable_error_retried_after_backoff() -> None:
+    """A retriable InitProducerId failure is retried after retry_backoff_ms (here 100 ms), while records
+    wait -- not when they are about to expire (delivery_timeout_ms)."""
+    async with Rig({A: 1}) as rig:
+        a0 = rig.add(A, b"a0")
+        rig.sender.start()
+        (await rig.next_init()).reply(InitProducerIdResponse(error_code=CoordinatorLoadInProgressError.errno))
+        failed_at = rig.loop.time()
+        again = await rig.until(lambda: rig.client.take(InitProducerIdRequest) or a0.result.done,
+                                "the second InitProducerId")
+        waited = rig.loop.time() - failed_at
+        assert again is not True, f"the records expired first: {a0.result.error}"
+        assert waited < 1.0, f"InitProducerId retried after {waited:.1f} s instead of ~0.1 s"
+        again.reply(InitProducerIdResponse(producer_id=PID, producer_epoch=0))
+        call = await rig.next_produce()
+        assert call.state(A) == (PID, 0, 0)
+        call.answer()
+        await rig.done(a0)
+        assert a0.result.error is None
+
+
 # -- backoff ----------------------------------------------------------------------------------------------
 
 
@@ -469,3 +578,93 @@ async def test_fenced_add_partitions_makes_transaction_fatal() -> None:
                 raise AssertionError(f"{attempt} did not raise")
         await rig.settle()
         assert not rig.produce_calls(A)
+
+
+async def _abort(rig: Rig) -> asyncio.Future[None]:
+    """What Producer.abort_transaction() does (producer.py ``_abort``): drop the unsent records, wait for
+    the ones in flight, then EndTxn(abort); returns the end() task, EndTxn answered."""
+    txn = rig.txn
+    assert txn is not None
+    txn.begin_abort()
+    rig.acc.abort_all(KafkaError("the transaction was aborted before this record was sent"))
+    await rig.acc.wait_for(list(rig.acc.incomplete))
+    end_task = asyncio.ensure_future(txn.end(False, 5))
+    (await rig.next_call(EndTxnRequest)).reply(EndTxnResponse())
+    await rig.until(lambda: end_task.done() or rig.client.pending(InitProducerIdRequest), "the abort")
+    if not end_task.done():  # a bump closes the gap of a dropped batch: grant it
+        await rig.grant_bump(7, rig.idem.producer_epoch)
+    await end_task
+    return end_task
+
+
+async def _commit(rig: Rig) -> None:
+    txn = rig.txn
+    assert txn is not None
+    txn.begin_commit()
+    end_task = asyncio.ensure_future(txn.end(True, 5))
+    (await rig.next_call(EndTxnRequest)).reply(EndTxnResponse())
+    await end_task
+
+
+async def _dropped_sequenced_batch(rig: Rig) -> TransactionManager:
+    """A committed transaction wrote sequence 0 of A; in the next one, A's batch got sequence 1, was
+    refused NOT_LEADER_OR_FOLLOWER (certainly not written) and waits for its retry when the transaction
+    is aborted."""
+    txn = await _init_txn(rig)
+    _begin(rig)
+    a0 = rig.add(A, b"a0")
+    await rig.add_partitions(A)
+    (await rig.next_produce()).answer()
+    await rig.done(a0)
+    await _commit(rig)
+
+    _begin(rig)
+    a1 = rig.add(A, b"a1")
+    await rig.add_partitions(A)
+    call = await rig.next_produce()
+    assert call.state(A) == (7, 0, 1)
+    call.answer({A: NOT_LEADER})
+    await rig.until(lambda: not a1.in_flight, "A's retry scheduled")
+    await _abort(rig)
+    assert txn.state is TxnState.READY
+    assert a1.result.done and a1.result.error is not None
+    return txn
+
+
+async def test_abort_dropping_sequenced_batch_leaves_no_sequence_gap() -> None:
+    """I6 across an abort: the broker holds sequence 0 of A; a batch that held sequence 1 and was dropped
+    unsent by abort_transaction() leaves a gap, so the next transaction's batch of A must go at sequence
+    1 of the same epoch or at 0 of a new one -- sequence 2 of the same epoch gets
+    OUT_OF_ORDER_SEQUENCE_NUMBER from the broker."""
+    async with Rig({A: 1}, transactional_id="tx") as rig:
+        await _dropped_sequenced_batch(rig)
+        _begin(rig)
+        a2 = rig.add(A, b"a2")
+        await rig.add_partitions(A)
+        call = await rig.next_produce()
+        pid, epoch, seq = call.state(A)
+        assert (epoch, seq) == (0, 1) or (epoch > 0 and seq == 0), \
+            f"sequence gap: the broker holds 7/0 up to seq 0; next transaction sent {pid}/{epoch} seq {seq}"
+        call.answer()
+        await rig.done(a2)
+
+
+async def test_abort_dropping_sequenced_batch_does_not_block_later_retries() -> None:
+    """After abort_transaction() dropped a sequenced batch, a later batch of the same partition that needs
+    a retry gets it after its backoff -- not only when delivery_timeout_ms expires it."""
+    async with Rig({A: 1}, transactional_id="tx") as rig:
+        await _dropped_sequenced_batch(rig)
+        _begin(rig)
+        a2 = rig.add(A, b"a2")
+        await rig.add_partitions(A)
+        call = await rig.next_produce()
+        call.answer({A: NOT_LEADER})
+        refused_at = rig.loop.time()
+        retry = await rig.until(lambda: rig.client.take(ProduceRequest) or a2.result.done, "a2's retry")
+        waited = rig.loop.time() - refused_at
+        assert retry is not True, f"a2 was never retried; after {waited:.0f} s: {a2.result.error}"
+        assert waited < 1.0
+        assert retry.values(A) == [b"a2"]
+        retry.answer()
+        await rig.done(a2)
+        assert a2.result.error is None
