@@ -145,6 +145,9 @@ def free_port(host: str = LOOPBACK) -> int:
 
 def _port_in_use(host: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # Like the brokers themselves: connections in TIME_WAIT left by a broker killed on this port
+        # (a restart on the same port) do not make it busy; only a listener does.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError:
