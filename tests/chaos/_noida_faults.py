@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 import struct
 import time
 from collections import deque
@@ -25,6 +27,7 @@ from typing import Any
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from aiokafka_lite.embedded import EmbeddedBroker
 from aiokafka_lite.protocol import decode_request, decode_response, encode_response
 from aiokafka_lite.protocol.messages.add_offsets_to_txn import AddOffsetsToTxnResponse
 from aiokafka_lite.protocol.messages.end_txn import EndTxnResponse
@@ -48,7 +51,7 @@ from aiokafka_lite.protocol.messages.txn_offset_commit import (
 )
 
 PRODUCE, FETCH, METADATA, OFFSET_COMMIT, FIND_COORDINATOR = 0, 1, 3, 8, 10
-JOIN_GROUP, HEARTBEAT, SYNC_GROUP = 11, 12, 14
+JOIN_GROUP, HEARTBEAT, SYNC_GROUP, INIT_PRODUCER_ID = 11, 12, 14, 22
 ADD_PARTITIONS_TO_TXN, ADD_OFFSETS_TO_TXN, END_TXN, TXN_OFFSET_COMMIT = 24, 25, 26, 28
 
 # Broker error codes the tests inject (all retriable, or group-state errors a client must handle).
@@ -112,6 +115,9 @@ class FaultProxy:
         self.trace: set[int] = set()
         self.traced: list[tuple[float, int, str, Any]] = []
         self._conns = 0
+        #: API keys whose answers' error codes are noted in ``answer_errors`` as (seconds, api, code).
+        self.watch: set[int] = set()
+        self.answer_errors: list[tuple[float, int, int]] = []
 
     @property
     def bootstrap(self) -> str:
@@ -130,6 +136,13 @@ class FaultProxy:
 
     def _note(self, kind: str, api_key: int, code: int) -> None:
         self.log.append((round(time.monotonic() - self.t0, 2), kind, api_key, code))
+
+    def _watch_answer(self, api_key: int, response: Any) -> None:
+        codes = [getattr(response, "error_code", 0)]
+        for t in getattr(response, "responses", None) or []:
+            codes += [p.error_code for p in getattr(t, "partition_responses", None) or []]
+        now = round(time.monotonic() - self.t0, 2)
+        self.answer_errors += [(now, api_key, c) for c in codes if c]
 
     def clear(self) -> None:
         self._faults.clear()
@@ -195,6 +208,8 @@ class FaultProxy:
                 if api_key in self.trace:
                     self.traced.append((round(time.monotonic() - self.t0, 3), conn, "answer",
                                         decode_response(api_key, version, frame)[1]))
+                if api_key in self.watch:
+                    self._watch_answer(api_key, decode_response(api_key, version, frame)[1])
                 if api_key in (METADATA, FIND_COORDINATOR) or mutate is not None:
                     corr_id, response = decode_response(api_key, version, frame)
                     if api_key == METADATA:
@@ -285,3 +300,9 @@ def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
             return
         time.sleep(0.05)
     raise AssertionError(f"topic {topic} not visible with {partitions} partitions")
+
+
+def kill_hard(broker: EmbeddedBroker) -> int | None:
+    """SIGKILL ``broker`` by its PID (no clean shutdown) and reap it; its data directory stays."""
+    os.kill(broker.pid, signal.SIGKILL)
+    return broker.stop(grace=5)  # only reaps the dead process and closes its log
