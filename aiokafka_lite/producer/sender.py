@@ -24,7 +24,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import (
-    DuplicateSequenceNumberError,
     IllegalStateError,
     InvalidProducerEpochError,
     KafkaConnectionError,
@@ -34,15 +33,14 @@ from ..errors import (
     ProducerClosedError,
     ProducerFenced,
     UnknownProducerIdError,
-    for_code,
 )
 from ..net.pool import ExponentialBackoff
-from ..protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from ..structs import TopicPartition
 from .accumulator import RecordAccumulator
 from .batch import ProducerBatch
 from .idempotence import Decision, IdempotenceState
 from .metrics import ProducerMetrics
+from .produce_wire import Ack, batch_outcomes, build_request
 from .split import can_split, settle_parents, split_batch
 
 if TYPE_CHECKING:
@@ -57,7 +55,6 @@ log = logging.getLogger("aiokafka_lite.producer")
 PRODUCE_MAX_VERSION = 12
 
 _OOS = OutOfOrderSequenceNumberError.errno
-_DUP = DuplicateSequenceNumberError.errno
 _UNKNOWN_PID = UnknownProducerIdError.errno
 _BAD_EPOCH = InvalidProducerEpochError.errno
 _FENCED = ProducerFenced.errno
@@ -98,6 +95,8 @@ class Sender:
         self.loop = accumulator.loop
         self._inflight_per_node: dict[int, int] = {}
         self._connecting: set[int] = set()
+        #: The last connect failure per node, until a connect succeeds (for expiry messages).
+        self._connect_errors: dict[int, BaseException] = {}
         self._tasks: set[asyncio.Future[Any]] = set()
         self._wake: asyncio.Future[None] | None = None
         self._woken = False
@@ -140,6 +139,13 @@ class Sender:
             self.force_close(ProducerClosedError(
                 f"the producer was stopped and could not deliver within {timeout} s"))
             await asyncio.gather(task, return_exceptions=True)
+
+    def abort_queued(self, error: BaseException) -> None:
+        """Fail every queued (not in flight) batch, as any failure is handled: a dropped batch that held
+        a sequence leaves a gap, so the epoch is bumped before the next transaction (I6)."""
+        for batch in self.acc.take_queued():
+            self._fail(batch, error)
+        self.wakeup()
 
     def force_close(self, error: BaseException) -> None:
         """Stop at once: fail every queued and in-flight batch with ``error``."""
@@ -202,15 +208,22 @@ class Sender:
         acc = self.acc
         idem = self.idem
         now = self.loop.time()
+        leader_for = self.client.cluster.leader_for
+        # Expire first: a batch that expires may be the one an epoch bump waits for (I7).
+        for batch in acc.expired(now):
+            self._fail(batch, self._expiry_error(batch, leader_for(batch.tp)))
+        pid_wait = float("inf")
         if idem is not None and (not idem.has_pid or idem.bump_needed):
             wait = self._maybe_init_producer_id(now)
-            if wait is not None and not acc.has_unsent():
-                return wait
+            if wait is not None:
+                if not acc.has_unsent():
+                    return wait
+                pid_wait = wait  # look again when the InitProducerId backoff ends, not at the next expiry
         txn = self.txn
         if txn is not None:
             txn.poll(now)
-        leader_for = self.client.cluster.leader_for
         ready_nodes, next_delay, unknown = acc.ready(leader_for, now)
+        next_delay = min(next_delay, pid_wait)
         if unknown:
             # Metadata trigger 2: data waits for a partition whose leader we do not know.
             self.client.add_topics(unknown)
@@ -232,8 +245,6 @@ class Sender:
                 # requests. The answer to a request already out wakes us.
                 continue
             sendable.append(node)
-        for batch in acc.expired(now):
-            self._fail(batch, self._expiry_error(batch, leader_for(batch.tp)))
         if sendable:
             drained = acc.drain(leader_for, sendable, self.max_request_size, now, self._can_drain)
             for node, batches in drained.items():
@@ -261,8 +272,10 @@ class Sender:
             why = f"last error: {batch.last_error}"
         elif leader is None or leader < 0:
             why = "no leader known for the partition"
+        elif leader in self._connect_errors:
+            why = f"never sent: node {leader} unreachable: {self._connect_errors[leader]}"
         else:
-            why = f"never sent: node {leader} unreachable or slow"
+            why = f"never sent: node {leader} slow to take it"
         maybe = (" It may have been written by an attempt whose answer never came."
                  if batch.unknown_outcome else "")
         return KafkaTimeoutError(
@@ -289,7 +302,9 @@ class Sender:
     async def _connect_node(self, node: int) -> None:
         try:
             await self.client.ready(node)
+            self._connect_errors.pop(node, None)
         except KafkaError as exc:
+            self._connect_errors[node] = exc
             log.debug("connect to node %s failed: %s", node, exc)
             self._request_metadata()  # metadata trigger 4: a broker went away, its leaders may move
             await asyncio.sleep(self.retry_backoff)
@@ -369,8 +384,6 @@ class Sender:
 
     def _send_produce(self, node: int, batches: list[ProducerBatch], now: float) -> None:
         idem = self.idem
-        by_topic: dict[str, list[PartitionProduceData]] = {}
-        size = 0
         sendable: list[ProducerBatch] = []
         for batch in batches:
             if batch.count() == 0:
@@ -382,23 +395,18 @@ class Sender:
                 continue
             if idem is not None:
                 idem.assign(batch)
-            data = batch.close()
+            batch.close()
             sendable.append(batch)
-            size += len(data)
             batch.in_flight = True
             batch.node = node
             batch.attempts += 1
             if self.guarantee_order:
                 self.acc.muted.add(batch.tp)
-            by_topic.setdefault(batch.tp.topic, []).append(PartitionProduceData(index=batch.tp.partition,
-                                                                                records=data))
         if not sendable:
             return
         batches = sendable
-        request = ProduceRequest(
-            transactional_id=self.txn.transactional_id if self.txn is not None else None,
-            acks=self.acks, timeout_ms=self.request_timeout_ms,
-            topic_data=[TopicProduceData(name=t, partition_data=p) for t, p in by_topic.items()])
+        request = build_request(batches, acks=self.acks, timeout_ms=self.request_timeout_ms,
+                                transactional_id=self.txn.transactional_id if self.txn is not None else None)
         self._inflight_per_node[node] = self._inflight_per_node.get(node, 0) + 1
         m = self.metrics
         m.requests += 1
@@ -438,32 +446,11 @@ class Sender:
                 for batch in batches:
                     self._complete(batch, -1, -1)
                 return
-            answers: dict[tuple[str, int], Any] = {}
-            for topic in response.responses:
-                for part in topic.partition_responses:
-                    answers[(topic.name, part.index)] = part
-            for batch in batches:
-                part = answers.get((batch.tp.topic, batch.tp.partition))
-                if part is None:
-                    self._failed_attempt(batch, KafkaConnectionError(
-                        f"node {node} answered the produce request without "
-                        f"{batch.tp.topic}-{batch.tp.partition}"),
-                        node)
-                elif part.error_code == 0:
-                    self._complete(batch, part.base_offset, part.log_append_time_ms)
+            for batch, outcome in batch_outcomes(response, batches, node):
+                if isinstance(outcome, Ack):
+                    self._complete(batch, outcome.base_offset, outcome.log_append_time)
                 else:
-                    detail = part.error_message or ""
-                    if part.record_errors:
-                        detail = (detail + " " + "; ".join(
-                            f"record {e.batch_index}: {e.batch_index_error_message}"
-                            for e in part.record_errors)).strip()
-                    err = for_code(part.error_code)(
-                        f"{batch.tp.topic}-{batch.tp.partition}" + (f": {detail}" if detail else ""))
-                    if part.error_code == _DUP:
-                        # Already written by an earlier attempt: that is a success.
-                        self._complete(batch, part.base_offset if part.base_offset >= 0 else -1, -1)
-                    else:
-                        self._failed_attempt(batch, err, node)
+                    self._failed_attempt(batch, outcome, node)
         except BaseException as exc:  # keep the invariant: every batch ends; report the bug loudly
             log.exception("handling a produce response failed")
             for batch in batches:
