@@ -48,6 +48,7 @@ generate: $(STAMP)
 
 docs: $(STAMP)
 	$(PY) tools/gen_config_docs.py
+	$(PY) tools/gen_settings_types.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -6,9 +6,10 @@ records layers (used on their own by the PySpark bridge's workers).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import errors
+from ._settings import AdminSettings, ConsumerSettings, ProducerSettings
 from .structs import (
     ConsumerRecord,
     NewTopic,
@@ -16,6 +17,11 @@ from .structs import (
     RecordMetadata,
     TopicPartition,
 )
+
+if TYPE_CHECKING:  # type checkers see the real classes; at run time they are imported on first use
+    from .admin import Admin
+    from .consumer import Consumer
+    from .producer import Producer
 
 __version__ = "0.1.0"
 
@@ -27,11 +33,14 @@ _LAZY = {
 
 __all__ = [
     "Admin",
+    "AdminSettings",
     "Consumer",
     "ConsumerRecord",
+    "ConsumerSettings",
     "NewTopic",
     "OffsetAndMetadata",
     "Producer",
+    "ProducerSettings",
     "RecordMetadata",
     "TopicPartition",
     "errors",

@@ -171,7 +171,9 @@ COMMON: tuple[Setting, ...] = (
     _S("connections_max_idle_ms", int, 540000, "Close a connection idle for this long.", min=1),
     _S("reconnect_backoff_ms", int, 50, "First wait before reconnecting to a broker.", min=0),
     _S("reconnect_backoff_max_ms", int, 1000, "The reconnect wait doubles up to this.", min=0),
-    _S("retry_backoff_ms", int, 100, "Wait before retrying a failed request.", min=0),
+    _S("retry_backoff_ms", int, 100, "First wait before retrying a failed request.", min=0),
+    _S("retry_backoff_max_ms", int, 1000,
+       "The retry wait doubles per attempt up to this, with +-20% jitter (KIP-580).", min=0),
     _S("socket_connection_setup_timeout_ms", int, 10000, "Connect (TCP, TLS, SASL) timeout.", min=1),
     _S("send_buffer_bytes", int, 131072, "SO_SNDBUF; -1 keeps the OS default.", min=-1),
     _S("receive_buffer_bytes", int, 65536, "SO_RCVBUF; -1 keeps the OS default.", min=-1),
@@ -195,6 +197,10 @@ PRODUCER: tuple[Setting, ...] = (
     _S("acks", int, -1, "0: no ack; 1: the leader's; 'all' (-1): every in-sync replica's.", convert=_acks),
     _S("batch_size", int, 16384, "Bytes per partition batch before it is sent without waiting for linger.",
        min=1),
+    _S("max_batch_bytes", int, 1_000_000,
+       "With idempotence one batch per partition is in flight: a full batch that cannot go yet (another "
+       "of its partition is ahead) grows past batch_size up to this (and max_request_size), so a backlog "
+       "takes few round trips. 0 keeps batches at batch_size.", min=0),
     _S("linger_ms", int, 5, "How long a batch waits for more records.", min=0),
     _S("buffer_memory", int, 32 * 1024 * 1024, "Bytes of unsent records held; send() waits when full.",
        min=1024),

@@ -17,6 +17,9 @@ class KafkaError(Exception):
     retriable: bool = False
     #: True when the failure invalidates cached cluster metadata (a leader moved, a topic vanished).
     invalid_metadata: bool = False
+    #: True when the request may still have taken effect (no answer came, or the broker timed out
+    #: after writing): an idempotent producer resends such a batch only under its own sequence.
+    unknown_outcome: bool = False
 
     def __str__(self) -> str:
         if not self.args:
@@ -40,6 +43,7 @@ class KafkaTimeoutError(KafkaError):
     """An operation did not finish within its deadline (max_block_ms, request_timeout_ms, ...)."""
 
     retriable = True
+    unknown_outcome = True
 
 
 class KafkaConnectionError(KafkaError):
@@ -47,10 +51,13 @@ class KafkaConnectionError(KafkaError):
 
     retriable = True
     invalid_metadata = True
+    unknown_outcome = True
 
 
 class NodeNotReadyError(KafkaConnectionError):
     """The connection to a node is in reconnect backoff."""
+
+    unknown_outcome = False  # nothing was sent
 
 
 class ProtocolError(KafkaError):
@@ -150,6 +157,7 @@ class RequestTimedOutError(BrokerResponseError):
     errno = 7
     message = "REQUEST_TIMED_OUT"
     retriable = True
+    unknown_outcome = True
 
 
 class BrokerNotAvailableError(BrokerResponseError):
@@ -186,6 +194,7 @@ class NetworkError(BrokerResponseError):
     errno = 13
     message = "NETWORK_EXCEPTION"
     retriable = True
+    unknown_outcome = True
 
 
 class CoordinatorLoadInProgressError(BrokerResponseError):

@@ -13,12 +13,17 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import errors
 from ..config import ADMIN, Config, dotted_to_kwargs
 from ..net import KafkaClient
 from ..structs import TopicPartition
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from .._settings import AdminSettings
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -43,7 +48,8 @@ def describe_tp(tp: TopicPartition) -> str:
 class AdminCore:
     """Settings, lifecycle and routing shared by the Admin's operations."""
 
-    def __init__(self, *, api_version_caps: Mapping[str | int, int] | None = None, **settings: Any) -> None:
+    def __init__(self, *, api_version_caps: Mapping[str | int, int] | None = None,
+                 **settings: Unpack[AdminSettings]) -> None:
         """``settings`` are the common client settings; ``api_version_caps`` (``{"Metadata": 12}``)
         caps the versions used, for a broker that mis-encodes a version it claims."""
         self.config = Config(ADMIN, settings)

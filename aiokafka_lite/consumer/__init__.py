@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .assignors import (
     Assignor,
@@ -13,6 +13,9 @@ from .assignors import (
     StickyAssignor,
 )
 from .listener import ConsumerRebalanceListener
+
+if TYPE_CHECKING:  # type checkers see the real class; at run time it is imported on first use
+    from .consumer import Consumer
 
 __all__ = [
     "Assignor",

@@ -12,7 +12,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import errors as Errors
 from ..config import CONSUMER, Config, dotted_to_kwargs
@@ -26,6 +26,11 @@ from .offsets import EARLIEST, LATEST, OffsetAndTimestamp, OffsetLookup
 from .positions import PositionResolver
 from .subscription import OffsetResetStrategy, SubscriptionState
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from .._settings import ConsumerSettings
+
 log = logging.getLogger(__name__)
 
 _FOREVER = 365 * 24 * 3600.0
@@ -38,7 +43,7 @@ class Consumer:
     positionally; without a ``group_id`` use :meth:`assign`. See ``docs/consumer.md``.
     """
 
-    def __init__(self, *topics: str, client: Any = None, **settings: Any) -> None:
+    def __init__(self, *topics: str, client: Any = None, **settings: Unpack[ConsumerSettings]) -> None:
         self._config = Config(CONSUMER, settings)
         cfg = self._config
         self._assignors = make_assignors(cfg.partition_assignment_strategy)

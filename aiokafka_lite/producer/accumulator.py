@@ -8,6 +8,12 @@ everything out -- and :meth:`drain` takes the head batch of each of those partit
 
 Ordering: batches leave a partition's queue from the head only, and a retried batch goes back to the
 head in sequence order, so a partition's records reach the broker in the order they were sent.
+
+Growth: an idempotent producer keeps one batch of a partition in flight (idempotence.py, I2). A full
+open batch that cannot go yet (another batch of its partition is ahead of it) takes another
+``batch_size`` of records instead of closing (:meth:`try_grow`), up to ``max_batch_bytes``, so a backlog
+to one partition goes as a few large batches, one per round trip, rather than many small ones -- what
+five batches in flight would give on a far link.
 """
 
 from __future__ import annotations
@@ -34,18 +40,21 @@ class RecordAccumulator:
     """Batches by partition; the memory bound; readiness and draining for the Sender."""
 
     def __init__(self, *, batch_size: int, linger_ms: int, compression: int, pool: MemoryPool,
-                 loop: asyncio.AbstractEventLoop, retry_backoff_ms: int, delivery_timeout_ms: int,
-                 transactional: bool = False, keep_handles: bool = False) -> None:
+                 loop: asyncio.AbstractEventLoop, delivery_timeout_ms: int,
+                 transactional: bool = False, keep_handles: bool = False, max_batch_bytes: int = 0) -> None:
         self.batch_size = batch_size
         self.linger = linger_ms / 1000
         self.compression = compression
         self.pool = pool
         self.loop = loop
-        self.retry_backoff = retry_backoff_ms / 1000
         self.delivery_timeout = delivery_timeout_ms / 1000
         self.transactional = transactional
         self.keep_handles = keep_handles
         self.batches: dict[TopicPartition, deque[ProducerBatch]] = {}
+        #: Largest size a batch may grow to while its partition waits for an answer (0: never grow).
+        self.max_batch_bytes = max_batch_bytes
+        #: The latest batch drained per partition, while it is out (see try_grow).
+        self.sending: dict[TopicPartition, ProducerBatch] = {}
         #: Every batch not yet completed (queued or in flight): flush() and close wait on these.
         self.incomplete: set[ProducerBatch] = set()
         self.muted: set[TopicPartition] = set()
@@ -74,6 +83,13 @@ class RecordAccumulator:
         self.incomplete.add(batch)
         self.wakeup()
         return batch
+
+    def discard_empty(self, batch: ProducerBatch) -> None:
+        """Undo :meth:`new_batch` for a batch whose first append failed: it must never reach the Sender."""
+        dq = self.batches.get(batch.tp)
+        if dq and dq[-1] is batch and batch.count() == 0:
+            dq.pop()
+            self.complete(batch)
 
     def open_batch(self, tp: TopicPartition) -> ProducerBatch | None:
         """The batch that still takes appends for ``tp``, if any."""
@@ -167,16 +183,18 @@ class RecordAccumulator:
                     break
                 dq.popleft()
                 batch.is_open = False
+                self.sending[tp] = batch
                 size += bsize
                 taken.append(batch)
             if taken:
                 out[node] = taken
         return out
 
-    def reenqueue(self, batch: ProducerBatch, now: float) -> None:
-        """Put a batch that will be retried back at the head of its queue, ordered by sequence."""
+    def reenqueue(self, batch: ProducerBatch, retry_at: float) -> None:
+        """Put a batch that will be retried at ``retry_at`` back at the head of its queue, ordered by
+        sequence."""
         batch.in_flight = False
-        batch.retry_at = now + self.retry_backoff
+        batch.retry_at = retry_at
         self._insert_head(batch)
 
     def reenqueue_split(self, halves: list[ProducerBatch]) -> None:
@@ -184,7 +202,26 @@ class RecordAccumulator:
         for half in reversed(halves):
             self._insert_head(half)
 
+    def try_grow(self, batch: ProducerBatch) -> bool:
+        """``batch`` (the open one) is full: let it take ``batch_size`` more bytes if it cannot go yet
+        anyway (a batch of its partition is ahead of it, queued or in flight), memory allows, and it
+        stays within ``max_batch_bytes``."""
+        dq = self.batches.get(batch.tp)
+        builder = batch.builder
+        if not dq or dq[-1] is not batch or builder is None or not batch.is_open:
+            return False
+        if len(dq) == 1 and batch.tp not in self.sending:
+            return False  # nothing ahead of it: it goes now, at its normal size
+        step = self.batch_size
+        if builder.batch_size + step > self.max_batch_bytes or not self.pool.try_reserve(step):
+            return False
+        builder.grow(step)
+        batch.reserved += step
+        return True
+
     def _insert_head(self, batch: ProducerBatch) -> None:
+        if self.sending.get(batch.tp) is batch:
+            del self.sending[batch.tp]
         dq = self.batches.get(batch.tp)
         if dq is None:
             dq = self.batches[batch.tp] = deque()
@@ -211,6 +248,8 @@ class RecordAccumulator:
 
     def complete(self, batch: ProducerBatch) -> None:
         """The batch is finished (acknowledged or failed): give its memory back."""
+        if self.sending.get(batch.tp) is batch:
+            del self.sending[batch.tp]
         if batch in self.incomplete:
             self.incomplete.discard(batch)
             self.pool.release(batch.reserved)

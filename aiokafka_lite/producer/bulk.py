@@ -158,7 +158,7 @@ async def send_many(producer: Producer, topic: str, values: Sequence[Any], keys:
             if p < 0 or (full and acc.open_batch(info.tps[p]) is None):
                 p = producer._switch_sticky(info)  # KIP-794, as in Producer._send_slow
             added, nbytes = await _append_once(producer, bulk, info.tps[p], values, keys, ts, headers, pos,
-                                               txn)
+                                               txn, grow=len(info.available) <= 1)
             pos += added
             info.sticky_produced += nbytes
     else:
@@ -197,7 +197,7 @@ async def _append_run(producer: Producer, bulk: BulkFuture, tp: TopicPartition, 
 
 async def _append_once(producer: Producer, bulk: BulkFuture, tp: TopicPartition, values: Sequence[Any],
                        keys: Sequence[Any] | None, ts: int, headers: Sequence[Any] | None, pos: int, txn: Any,
-                       indices: Sequence[int] | None = None) -> tuple[int, int]:
+                       indices: Sequence[int] | None = None, grow: bool = True) -> tuple[int, int]:
     """Fill the open batch of ``tp`` (or a new one) from ``values[pos:]``; returns (records, bytes) added."""
     acc = producer._acc
     assert acc is not None
@@ -225,8 +225,13 @@ async def _append_once(producer: Producer, bulk: BulkFuture, tp: TopicPartition,
     before_size = builder.size
     try:
         added = builder.append_many(values, keys, ts, headers, pos)
-    except TypeError as exc:
-        raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
+        while grow and pos + added < len(values) and acc.try_grow(batch):
+            added += builder.append_many(values, keys, ts, headers, pos + added)
+    except BaseException as exc:
+        acc.discard_empty(batch)  # a new batch whose first append failed must never reach the Sender
+        if isinstance(exc, TypeError):
+            raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
+        raise
     if added:
         bulk._segments.append((batch.result, pos, added, before_count, indices))
     if pos + added < len(values):

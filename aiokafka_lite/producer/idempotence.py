@@ -1,30 +1,56 @@
 """Idempotence: the producer id and epoch, per-partition sequence numbers, and epoch bumps.
 
-The broker remembers, per (producer id, epoch, partition), the last five batches' sequence numbers:
-a retried batch that it already wrote is answered as a duplicate instead of being written twice, and
-a batch whose sequence does not follow the last one is refused (OUT_OF_ORDER_SEQUENCE_NUMBER). So:
+The rules below are numbered; docs/architecture.md lists them with the reasons, and the Sender and the
+tests name them (``I1`` ... ``I8``).
 
-* a batch gets its sequence when it is first drained, and keeps it across retries;
-* up to five batches of a partition may be in flight; a batch being *retried* goes alone (the ones
-  behind it wait in the queue, already sequenced, in order) -- Java's rule too;
-* when a sequence can never be filled -- a sequenced batch failed for good (delivery timeout, fatal
-  error), or the broker lost our state (UNKNOWN_PRODUCER_ID, an out-of-order answer for the first
-  batch in flight) -- the epoch is bumped (InitProducerId with the current id and epoch, KIP-360;
-  a fresh producer id where the broker is older) and every partition starts again at sequence 0.
-  The bump waits until nothing is in flight and no retry with an unknown outcome is pending outside
-  the broken partitions, so no batch that may already be written is re-sent under the new epoch.
+I1. A batch gets its sequence when it is first drained and keeps it across retries within an epoch.
+I2. At most ONE batch of a partition is in flight at a time. Kafka lets five go, trusting the broker to
+    refuse a batch whose predecessor failed (OUT_OF_ORDER_SEQUENCE_NUMBER). Not every broker checks:
+    librdkafka's mock cluster checks sequences only for transactional producers
+    (``rd_kafka_mock_validate_records`` in rdkafka_mock.c returns early without a TransactionalId), and
+    there a failed batch 0 followed by an accepted batch 1 is a reorder nobody can undo. With one batch
+    per partition in flight, order never depends on the broker. Requests still pipeline across
+    partitions up to ``max_in_flight_requests_per_connection`` per broker.
+I3. Retries of a partition go in sequence order (the accumulator re-queues by sequence) -- I2 makes a
+    retry go alone.
+I4. A batch whose attempt ended without an answer (timeout, broken connection) has an *unknown outcome*:
+    the broker may have written it. It is only ever resent under the same epoch and sequence, where the
+    broker answers DUPLICATE_SEQUENCE_NUMBER (a success) if it had written it. It is never re-sequenced.
+I5. UNKNOWN_PRODUCER_ID or OUT_OF_ORDER_SEQUENCE_NUMBER for a batch:
+    a. of unknown outcome: nothing can tell whether the earlier attempt was written, so the batch fails
+       with an error that says so (never resent under a new epoch, which could duplicate it);
+    b. OUT_OF_ORDER for exactly the next sequence after one the broker acknowledged in this epoch: the
+       broker lost acknowledged records. The batch fails with OutOfOrderSequenceNumberError so the
+       application learns of the loss (Java fails the batch the same way; librdkafka raises a fatal
+       error); the epoch is bumped so later records still go;
+    c. otherwise (certainly not written): bump the epoch and resend the batch under it.
+I6. A sequenced batch that fails for good in the current epoch leaves a gap: bump the epoch.
+I7. The bump waits until no batch is in flight and no batch of unknown outcome waits for its retry
+    (those retry under the old epoch meanwhile, I4). Nothing else waits for it, so it cannot deadlock:
+    in-flight batches end within ``request_timeout_ms`` and unknown-outcome ones within
+    ``delivery_timeout_ms``.
+I8. A new id or epoch starts every partition again at sequence 0; queued batches are re-sequenced in
+    queue order when next drained.
 """
 
 from __future__ import annotations
 
+from ..errors import KafkaError, OutOfOrderSequenceNumberError
 from ..structs import TopicPartition
 from .batch import NO_SEQUENCE, ProducerBatch
 
-__all__ = ["MAX_IN_FLIGHT_PER_PARTITION", "IdempotenceState"]
+__all__ = ["MAX_IN_FLIGHT_PER_PARTITION", "Decision", "IdempotenceState"]
 
 #: The broker keeps the last five batches per producer and partition for duplicate detection.
 MAX_IN_FLIGHT_PER_PARTITION = 5
 _INT32_MAX = 0x7FFFFFFF
+
+
+class Decision:
+    """What the Sender does with a batch refused for a producer-state reason (rule I5)."""
+
+    RETRY_NEW_EPOCH = "retry-new-epoch"   # I5c: bump, then resend re-sequenced
+    FAIL = "fail"                         # I5a / I5b: fail the batch with the returned error
 
 
 class _Partition:
@@ -32,6 +58,7 @@ class _Partition:
 
     def __init__(self) -> None:
         self.next_seq = 0
+        #: Last sequence the broker acknowledged in the current epoch (-1: none yet).
         self.last_acked = -1
         #: Batches holding a sequence and not finished, ordered by sequence (in flight or re-queued).
         self.sequenced: list[ProducerBatch] = []
@@ -40,9 +67,7 @@ class _Partition:
 class IdempotenceState:
     """Producer id/epoch and sequence bookkeeping; the Sender consults it on every drain."""
 
-    def __init__(self, transactional: bool = False, max_in_flight: int = MAX_IN_FLIGHT_PER_PARTITION) -> None:
-        #: Batches of one partition in flight at once (<= 5, and <= the per-connection limit).
-        self.max_in_flight = min(max_in_flight, MAX_IN_FLIGHT_PER_PARTITION)
+    def __init__(self, transactional: bool = False) -> None:
         self.producer_id = -1
         self.producer_epoch = -1
         self.transactional = transactional
@@ -56,11 +81,7 @@ class IdempotenceState:
         return self.producer_id >= 0
 
     def set_producer_id(self, producer_id: int, epoch: int) -> None:
-        """A new id or epoch: every partition starts again at sequence 0.
-
-        Batches still holding an old sequence are re-queued ones of the partitions that needed the
-        reset (see the module docstring); they are re-sequenced when drained again, in queue order.
-        """
+        """A new id or epoch: every partition starts again at sequence 0 (I8)."""
         changed = (producer_id, epoch) != (self.producer_id, self.producer_epoch)
         self.producer_id = producer_id
         self.producer_epoch = epoch
@@ -87,37 +108,23 @@ class IdempotenceState:
 
     # -- draining -------------------------------------------------------------------------------
 
-    def can_drain(self, tp: TopicPartition, batch: ProducerBatch, node: int) -> bool:
-        """May ``batch`` (the head of ``tp``'s queue) be sent to ``node`` now?"""
+    def can_drain(self, tp: TopicPartition, batch: ProducerBatch) -> bool:
+        """May ``batch`` (the head of ``tp``'s queue) be sent now?"""
         if self.producer_id < 0:
             return False
         st = self._partitions.get(tp)
-        if batch.has_sequence:
-            if st is None:
-                return True
-            if self.bump_needed and not batch.unknown_outcome:
-                return False  # certainly not written: it waits for the new epoch and a new sequence
-            # A retry goes only when it is the oldest unfinished batch and nothing else is in flight.
-            if st.sequenced and st.sequenced[0] is not batch:
-                return False
-            return not any(b.in_flight for b in st.sequenced)
+        if st is not None and any(b.in_flight for b in st.sequenced):
+            return False  # I2
         if self.bump_needed:
-            return False
-        if st is None:
-            return True
-        in_flight = 0
-        for b in st.sequenced:
-            if not b.in_flight:
-                return False  # a sequenced batch waits for its retry: keep order behind it
-            if b.node != node:
-                # The leader moved while batches are still out to the old one: wait for their answers, so
-                # nothing overtakes them even on a broker that does not check sequence numbers.
-                return False
-            in_flight += 1
-        return in_flight < self.max_in_flight
+            # I4/I7: only a retry of unknown outcome under its own epoch goes before the bump.
+            return (batch.unknown_outcome and batch.has_sequence
+                    and batch.producer_epoch == self.producer_epoch)
+        if batch.has_sequence and st is not None and st.sequenced and st.sequenced[0] is not batch:
+            return False  # I3
+        return True
 
     def bump_blocked(self) -> bool:
-        """True while an epoch bump must still wait (batches in flight or retries of unknown outcome)."""
+        """True while an epoch bump must still wait (I7)."""
         for st in self._partitions.values():
             for b in st.sequenced:
                 if b.in_flight or b.unknown_outcome:
@@ -125,31 +132,42 @@ class IdempotenceState:
         return False
 
     def assign(self, batch: ProducerBatch) -> None:
-        """Give a drained batch its sequence (first send only) and stamp the producer state."""
-        if batch.has_sequence and batch.producer_epoch == self.producer_epoch:
+        """Give a drained batch its sequence (first send in this epoch) and stamp the producer state."""
+        if batch.has_sequence and batch.producer_epoch == self.producer_epoch \
+                and batch.producer_id == self.producer_id:
             return
         st = self._state(batch.tp)
         count = batch.count()
         seq = st.next_seq
-        st.next_seq = (seq + count) & _INT32_MAX if seq + count > _INT32_MAX else seq + count
+        st.next_seq = (seq + count) & _INT32_MAX
         batch.set_producer_state(self.producer_id, self.producer_epoch, seq, self.transactional)
         st.sequenced.append(batch)
 
     # -- outcomes -------------------------------------------------------------------------------
 
-    def is_first_unfinished(self, batch: ProducerBatch) -> bool:
+    def refused(self, batch: ProducerBatch, error: KafkaError, unknown_pid: bool) -> tuple[str, KafkaError]:
+        """The broker refused ``batch`` with UNKNOWN_PRODUCER_ID (``unknown_pid``) or
+        OUT_OF_ORDER_SEQUENCE_NUMBER: apply rule I5; returns the decision and the error to fail with."""
+        tp = f"{batch.tp.topic}-{batch.tp.partition}"
+        if batch.unknown_outcome:  # I5a
+            self.request_bump(error)
+            return Decision.FAIL, type(error)(
+                f"{tp}: an earlier attempt of this batch (sequence {batch.base_sequence}, "
+                f"{batch.count()} records) ended without an answer and the broker now refuses it "
+                f"({error}); it may or may not have been written, so it is not sent again")
         st = self._partitions.get(batch.tp)
-        return st is None or not st.sequenced or st.sequenced[0] is batch
-
-    def expected_sequence(self, batch: ProducerBatch) -> bool:
-        """Does ``batch`` follow the last acknowledged sequence of its partition?"""
-        st = self._partitions.get(batch.tp)
-        if st is None:
-            return True
-        return batch.base_sequence == (st.last_acked + 1) & _INT32_MAX
+        if not unknown_pid and batch.producer_epoch == self.producer_epoch and st is not None \
+                and st.last_acked >= 0 and batch.base_sequence == (st.last_acked + 1) & _INT32_MAX:
+            self.request_bump(error)  # I5b
+            return Decision.FAIL, OutOfOrderSequenceNumberError(
+                f"{tp}: the broker lost acknowledged records: it refused sequence {batch.base_sequence}, "
+                f"the one after the last it acknowledged ({st.last_acked}) to producer "
+                f"{self.producer_id}/{self.producer_epoch} ({error})")
+        self.request_bump(error)  # I5c
+        return Decision.RETRY_NEW_EPOCH, error
 
     def done(self, batch: ProducerBatch, success: bool) -> None:
-        """The batch is finished; a sequenced failure leaves a gap that only an epoch bump closes."""
+        """The batch is finished; a sequenced failure leaves a gap that only an epoch bump closes (I6)."""
         st = self._partitions.get(batch.tp)
         if st is None or not batch.has_sequence:
             return
@@ -157,16 +175,16 @@ class IdempotenceState:
             st.sequenced.remove(batch)
         except ValueError:
             return
+        if batch.producer_epoch != self.producer_epoch or batch.producer_id != self.producer_id:
+            return
         if success:
             last = (batch.base_sequence + batch.count() - 1) & _INT32_MAX
             if st.last_acked < 0 or _seq_after(last, st.last_acked):
                 st.last_acked = last
-        elif batch.producer_epoch == self.producer_epoch:
-            from ..errors import OutOfOrderSequenceNumberError
-
+        else:
             self.request_bump(OutOfOrderSequenceNumberError(
                 f"a batch of {batch.tp.topic}-{batch.tp.partition} with sequence {batch.base_sequence} "
-                "failed"))
+                "failed, leaving a gap"))
 
     def replace_split(self, batch: ProducerBatch, halves: list[ProducerBatch]) -> None:
         """``batch`` was split: its halves hold its sequence range and take its place in the order."""

@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import PRODUCER, Config, dotted_to_kwargs
 from ..errors import (
@@ -43,6 +43,11 @@ from .partitioner import StickyPartitioner, call_custom, resolve_partitioner
 from .sender import Sender
 from .transaction import TransactionManager, TxnState
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from .._settings import ProducerSettings
+
 __all__ = ["Producer"]
 
 log = logging.getLogger("aiokafka_lite.producer")
@@ -59,7 +64,8 @@ _FAILED = 3
 class Producer(SendCore):
     """An asyncio Kafka producer; settings as in ``shared/api.md`` and ``docs/producer.md``."""
 
-    def __init__(self, *, api_version_caps: Mapping[str | int, int] | None = None, **settings: Any) -> None:
+    def __init__(self, *, api_version_caps: Mapping[str | int, int] | None = None,
+                 **settings: Unpack[ProducerSettings]) -> None:
         """``settings`` are Kafka's producer settings (``docs/configuration.md``); ``api_version_caps``
         (``{"Metadata": 8}``) caps API versions, e.g. for a broker that mis-encodes some."""
         SendCore.__init__(self)
@@ -151,27 +157,29 @@ class Producer(SendCore):
             pool = MemoryPool(cfg.buffer_memory)
             acc = self._acc = RecordAccumulator(
                 batch_size=cfg.batch_size, linger_ms=cfg.linger_ms, compression=self._codec, pool=pool,
-                loop=loop, retry_backoff_ms=cfg.retry_backoff_ms, delivery_timeout_ms=cfg.delivery_timeout_ms,
+                loop=loop, delivery_timeout_ms=cfg.delivery_timeout_ms,
                 transactional=self._transactional_id is not None,
+                max_batch_bytes=min(cfg.max_batch_bytes, cfg.max_request_size - 4096)
+                if self._idempotent else 0,
                 keep_handles=bool(self._interceptors and self._interceptors.wants_acks))
             self._batches = acc.batches
             self._sticky = StickyPartitioner(acc.queue_sizes)
             if self._idempotent:
-                self._idem = IdempotenceState(transactional=self._transactional_id is not None,
-                                              max_in_flight=cfg.max_in_flight_requests_per_connection)
+                self._idem = IdempotenceState(transactional=self._transactional_id is not None)
+            if self._transactional_id is not None:
+                assert self._idem is not None
+                self._txn = TransactionManager(
+                    self._client, self._idem, self._transactional_id,
+                    transaction_timeout_ms=cfg.transaction_timeout_ms, retry_backoff_ms=cfg.retry_backoff_ms,
+                    request_timeout_ms=cfg.request_timeout_ms, wakeup=lambda: acc.wakeup())
             sender = self._sender = Sender(
                 self._client, acc, acks=cfg.acks, max_request_size=cfg.max_request_size,
                 max_in_flight=cfg.max_in_flight_requests_per_connection, retries=cfg.retries,
                 request_timeout_ms=cfg.request_timeout_ms, retry_backoff_ms=cfg.retry_backoff_ms,
-                idempotence=self._idem, transactions=None, metrics=self._metrics, on_fatal=self._on_fatal,
+                retry_backoff_max_ms=cfg.retry_backoff_max_ms, idempotence=self._idem, transactions=self._txn,
+                metrics=self._metrics, on_fatal=self._on_fatal,
                 on_ack=self._on_ack if acc.keep_handles else None)
             acc.wakeup = sender.wakeup
-            if self._transactional_id is not None:
-                assert self._idem is not None
-                self._txn = sender.txn = TransactionManager(
-                    self._client, self._idem, self._transactional_id,
-                    transaction_timeout_ms=cfg.transaction_timeout_ms, retry_backoff_ms=cfg.retry_backoff_ms,
-                    request_timeout_ms=cfg.request_timeout_ms, wakeup=sender.wakeup)
             self._client.add_metadata_listener(self._on_metadata)
             sender.start()
             self._started = True
@@ -208,6 +216,12 @@ class Producer(SendCore):
                     await self._abort(timeout if timeout is not None else self._max_block)
             assert self._sender is not None
             await self._sender.close(timeout)
+        except BaseException:
+            # Cancelled (e.g. wait_for(stop(), 1)) or failed: nothing may keep running against the closed
+            # client. Every record not yet delivered fails with ProducerClosedError.
+            if self._sender is not None:
+                self._sender.force_close(ProducerClosedError("the producer was stopped before delivery"))
+            raise
         finally:
             self._client.remove_metadata_listener(self._on_metadata)
             await self._client.close()
@@ -342,12 +356,15 @@ class Producer(SendCore):
         tp = info.tps[partition]
         if self._txn is not None:
             self._txn.check_send(tp)
-        fut = self._append_open(tp, timestamp_ms, key, value, headers)
+        # Keyless sticky records grow a batch only where there is no other partition to switch to: the
+        # switch below needs a full batch.
+        fut = self._append_open(tp, timestamp_ms, key, value, headers,
+                                grow=not sticky or len(info.available) <= 1)
         if fut is None and sticky and info.sticky_produced >= self._batch_size:
             # KIP-794: a batch's worth went to this partition and it needs a new batch: move on, so the
             # record starts a batch elsewhere instead of leaving a one-record batch behind.
             tp = info.tps[self._switch_sticky(info)]
-            fut = self._append_open(tp, timestamp_ms, key, value, headers)
+            fut = self._append_open(tp, timestamp_ms, key, value, headers, grow=False)
         if fut is None:
             fut = await self._append_new(tp, timestamp_ms, key, value, headers, nbytes)
             # Batches were closed: let the Sender run, so network I/O overlaps with a caller that sends
@@ -370,7 +387,7 @@ class Producer(SendCore):
         return p
 
     def _append_open(self, tp: TopicPartition, timestamp_ms: int, key: bytes | None, value: bytes | None,
-                     headers: Any) -> RecordFuture | None:
+                     headers: Any, grow: bool = True) -> RecordFuture | None:
         """Append to the partition's open batch; None if there is none or it is full (then it is closed)."""
         dq = self._batches.get(tp)
         if not dq:
@@ -380,6 +397,8 @@ class Producer(SendCore):
             return None
         try:
             delta = batch.builder.append(timestamp_ms, key, value, headers)
+            if delta is None and grow and self._acc.try_grow(batch):  # type: ignore[union-attr]
+                delta = batch.builder.append(timestamp_ms, key, value, headers)
         except TypeError as exc:
             raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
         if delta is None:
@@ -412,8 +431,11 @@ class Producer(SendCore):
         assert batch.builder is not None
         try:
             delta = batch.builder.append(timestamp_ms, key, value, headers)
-        except TypeError as exc:
-            raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
+        except BaseException as exc:
+            acc.discard_empty(batch)  # never leave a batch without records for the Sender
+            if isinstance(exc, TypeError):
+                raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
+            raise
         assert delta is not None  # the first record always fits
         return self._handle(batch, delta, timestamp_ms)
 
@@ -437,6 +459,8 @@ class Producer(SendCore):
         return spec.key_hash(b"", info.num_partitions)
 
     def _check_size(self, topic: str, key: bytes | None, value: bytes | None, headers: Any) -> int:
+        if headers:
+            _check_headers(topic, headers)
         try:
             size = estimate_record_size(key, value, list(headers) if headers else None)
         except (TypeError, ValueError, AttributeError) as exc:
@@ -599,3 +623,22 @@ def _as_bytes(obj: Any, what: str) -> bytes | None:
         return bytes(obj)
     raise SerializationError(
         f"{what} must be bytes or None (or set {what}_serializer), got {type(obj).__name__}")
+
+
+def _check_headers(topic: str, headers: Any) -> None:
+    """Headers are (str key, bytes-or-None value) pairs: refuse anything else before a batch is touched."""
+    try:
+        items = list(headers)
+    except TypeError:
+        raise IllegalArgumentError(
+            f"bad headers for {topic!r}: want a list of (str, bytes) pairs, got {type(headers).__name__}"
+        ) from None
+    for item in items:
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise IllegalArgumentError(f"bad header for {topic!r}: want a (str, bytes) pair, got {item!r}")
+        k, v = item
+        if not isinstance(k, str):
+            raise IllegalArgumentError(f"bad header key for {topic!r}: want str, got {type(k).__name__}")
+        if v is not None and not isinstance(v, (bytes, bytearray, memoryview)):
+            raise IllegalArgumentError(
+                f"bad value of header {k!r} for {topic!r}: want bytes or None, got {type(v).__name__}")

@@ -30,19 +30,18 @@ from ..errors import (
     KafkaConnectionError,
     KafkaError,
     KafkaTimeoutError,
-    NetworkError,
     OutOfOrderSequenceNumberError,
     ProducerClosedError,
     ProducerFenced,
-    RequestTimedOutError,
     UnknownProducerIdError,
     for_code,
 )
+from ..net.pool import ExponentialBackoff
 from ..protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from ..structs import TopicPartition
 from .accumulator import RecordAccumulator
 from .batch import ProducerBatch
-from .idempotence import IdempotenceState
+from .idempotence import Decision, IdempotenceState
 from .metrics import ProducerMetrics
 from .split import can_split, settle_parents, split_batch
 
@@ -62,7 +61,6 @@ _DUP = DuplicateSequenceNumberError.errno
 _UNKNOWN_PID = UnknownProducerIdError.errno
 _BAD_EPOCH = InvalidProducerEpochError.errno
 _FENCED = ProducerFenced.errno
-_UNKNOWN_OUTCOME_CODES = {RequestTimedOutError.errno, NetworkError.errno}
 
 
 def _set_none(fut: asyncio.Future[None]) -> None:
@@ -75,7 +73,7 @@ class Sender:
 
     def __init__(self, client: KafkaClient, accumulator: RecordAccumulator, *, acks: int,
                  max_request_size: int, max_in_flight: int, retries: int, request_timeout_ms: int,
-                 retry_backoff_ms: int, idempotence: IdempotenceState | None,
+                 retry_backoff_ms: int, retry_backoff_max_ms: int, idempotence: IdempotenceState | None,
                  transactions: TransactionManager | None, metrics: ProducerMetrics,
                  on_fatal: Callable[[BaseException], None],
                  on_ack: Callable[[ProducerBatch], None] | None = None) -> None:
@@ -87,6 +85,8 @@ class Sender:
         self.retries = retries
         self.request_timeout_ms = request_timeout_ms
         self.retry_backoff = retry_backoff_ms / 1000
+        #: Retries of a batch wait longer each time, with jitter, up to retry_backoff_max_ms (KIP-580).
+        self.backoff = ExponentialBackoff(retry_backoff_ms, retry_backoff_max_ms)
         self.idem = idempotence
         self.txn = transactions
         self.metrics = metrics
@@ -162,6 +162,8 @@ class Sender:
                         t.cancel()
                     break
                 delay = await self._run_once()
+                if self._closing and not self.acc.incomplete and not self._inflight_per_node_total():
+                    continue  # finished this round: leave now instead of sleeping for a wakeup
                 await self._sleep(delay)
         except asyncio.CancelledError:
             if not self._force:
@@ -230,17 +232,16 @@ class Sender:
                 # requests. The answer to a request already out wakes us.
                 continue
             sendable.append(node)
-        expired = acc.expired(now)
-        for batch in expired:
-            self._fail(batch, KafkaTimeoutError(
-                f"{batch.count()} records for {batch.tp.topic}-{batch.tp.partition} expired: not delivered "
-                f"within delivery_timeout_ms={round(acc.delivery_timeout * 1000)} "
-                f"({'no leader known' if (leader_for(batch.tp) or -1) < 0 else 'broker unreachable or slow'}"
-                ")"))
+        for batch in acc.expired(now):
+            self._fail(batch, self._expiry_error(batch, leader_for(batch.tp)))
         if sendable:
             drained = acc.drain(leader_for, sendable, self.max_request_size, now, self._can_drain)
             for node, batches in drained.items():
                 self._send_produce(node, batches, now)
+            if drained:
+                # More may be sendable right away (a backlog, other partitions, free in-flight slots):
+                # look again before sleeping, as Java's Sender polls with timeout 0 while it has more.
+                return 0.0
         if acc.has_unsent():
             next_delay = min(next_delay, max(acc.first_expiry() + acc.delivery_timeout - now, 0.0))
         return next_delay
@@ -250,9 +251,24 @@ class Sender:
         if txn is not None and not txn.can_send(tp):
             return False
         idem = self.idem
-        if idem is not None and not idem.can_drain(tp, batch, node):
+        if idem is not None and not idem.can_drain(tp, batch):
             return False
         return True
+
+    def _expiry_error(self, batch: ProducerBatch, leader: int | None) -> KafkaTimeoutError:
+        """Why a batch expired: the last error the broker gave, else what kept it from being sent."""
+        if batch.last_error is not None:
+            why = f"last error: {batch.last_error}"
+        elif leader is None or leader < 0:
+            why = "no leader known for the partition"
+        else:
+            why = f"never sent: node {leader} unreachable or slow"
+        maybe = (" It may have been written by an attempt whose answer never came."
+                 if batch.unknown_outcome else "")
+        return KafkaTimeoutError(
+            f"{batch.count()} records for {batch.tp.topic}-{batch.tp.partition} not delivered within "
+            f"delivery_timeout_ms={round(self.acc.delivery_timeout * 1000)} after {batch.attempts} "
+            f"attempts; {why}.{maybe}")
 
     def _request_metadata(self) -> None:
         self.metrics.metadata_requests += 1
@@ -355,10 +371,19 @@ class Sender:
         idem = self.idem
         by_topic: dict[str, list[PartitionProduceData]] = {}
         size = 0
+        sendable: list[ProducerBatch] = []
         for batch in batches:
+            if batch.count() == 0:
+                # Never expected (appends roll back an empty new batch), but one bad batch fails alone:
+                # the Sender goes on for every other record.
+                log.error("%s-%s: a batch without records reached the Sender", batch.tp.topic,
+                          batch.tp.partition)
+                self._fail(batch, IllegalStateError("internal: a batch without records"))
+                continue
             if idem is not None:
                 idem.assign(batch)
             data = batch.close()
+            sendable.append(batch)
             size += len(data)
             batch.in_flight = True
             batch.node = node
@@ -367,6 +392,9 @@ class Sender:
                 self.acc.muted.add(batch.tp)
             by_topic.setdefault(batch.tp.topic, []).append(PartitionProduceData(index=batch.tp.partition,
                                                                                 records=data))
+        if not sendable:
+            return
+        batches = sendable
         request = ProduceRequest(
             transactional_id=self.txn.transactional_id if self.txn is not None else None,
             acks=self.acks, timeout_ms=self.request_timeout_ms,
@@ -482,9 +510,15 @@ class Sender:
             self._on_ack(batch)
 
     def _failed_attempt(self, batch: ProducerBatch, error: BaseException, node: int) -> None:
-        """Retry ``batch`` if the error and the budget allow; otherwise fail it."""
+        """Retry ``batch`` if the error and the budget allow; otherwise fail it.
+
+        The error's class says what it means (errors.py: ``retriable``, ``invalid_metadata``,
+        ``unknown_outcome``); producer-state refusals follow the idempotence rules (idempotence.py, I5).
+        """
         now = self.loop.time()
         acc = self.acc
+        if not isinstance(error, KafkaError):
+            error = KafkaConnectionError(f"produce request to node {node} failed: {error!r}")
         code = getattr(error, "errno", None)
         if self.guarantee_order:
             acc.muted.discard(batch.tp)
@@ -503,32 +537,22 @@ class Sender:
             if self.txn is not None:
                 self._fail(batch, error)  # the transaction must be aborted; abort bumps the epoch
                 return
-            batch.unknown_outcome = False  # refused: certainly not written
-            if code == _OOS and not idem.is_first_unfinished(batch):
-                # An earlier batch of this partition is being retried; this one follows it again.
-                if expired:
-                    self._fail(batch, error)
-                else:
-                    acc.reenqueue(batch, now)
-                return
-            idem.request_bump(error)
-            if expired:
+            decision, error = idem.refused(batch, error, unknown_pid=code != _OOS)
+            if decision == Decision.FAIL:
+                log.error("%s", error)
                 self._fail(batch, error)
+            elif expired:
+                self._fail(batch, self._expiry_error(batch, node))
             else:
+                log.info("%s; bumping the producer epoch and resending", error)
                 self._retry(batch, now)
             return
-        retriable = isinstance(error, KafkaError) and error.retriable
-        if not retriable or batch.attempts > self.retries or expired or (self._closing and self._force):
-            if retriable and expired:
-                error = KafkaTimeoutError(
-                    f"{batch.count()} records for {batch.tp.topic}-{batch.tp.partition} not delivered within "
-                    f"delivery_timeout_ms={round(acc.delivery_timeout * 1000)}; last error: {error}")
-            self._fail(batch, error)
+        if not error.retriable or batch.attempts > self.retries or expired or self._force:
+            self._fail(batch, self._expiry_error(batch, node) if error.retriable and expired else error)
             return
-        if isinstance(error, (KafkaConnectionError, KafkaTimeoutError)) or code in _UNKNOWN_OUTCOME_CODES:
-            batch.unknown_outcome = True
-        if getattr(error, "invalid_metadata", False) or isinstance(error, (KafkaConnectionError,
-                                                                            KafkaTimeoutError)):
+        if error.unknown_outcome:
+            batch.unknown_outcome = True  # I4: from now on it is only resent under its own sequence
+        if error.invalid_metadata:
             self._request_metadata()  # metadata trigger 4: the leader moved or the broker vanished
         self._retry(batch, now)
 
@@ -547,7 +571,7 @@ class Sender:
         m = self.metrics
         m.batch_retries += 1
         m.record_retries += batch.count()
-        self.acc.reenqueue(batch, now)
+        self.acc.reenqueue(batch, now + self.backoff.delay(batch.attempts))
 
     # -- failure --------------------------------------------------------------------------------
 

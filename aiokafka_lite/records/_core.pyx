@@ -352,6 +352,10 @@ cdef class BatchBuilder:
     def batch_size(self):
         return self._batch_size
 
+    def grow(self, Py_ssize_t extra):
+        """Let the batch take ``extra`` more bytes of records (its buffer grows as needed anyway)."""
+        self._batch_size += extra
+
     @property
     def compression(self):
         return self._codec

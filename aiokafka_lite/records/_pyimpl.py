@@ -163,6 +163,10 @@ class BatchBuilder:
     def batch_size(self) -> int:
         return self._batch_size
 
+    def grow(self, extra: int) -> None:
+        """Let the batch take ``extra`` more bytes of records (its buffer grows as needed anyway)."""
+        self._batch_size += extra
+
     @property
     def compression(self) -> int:
         return self._codec

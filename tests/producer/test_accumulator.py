@@ -14,7 +14,7 @@ LEADERS = {T0: 1, T1: 2, T2: 1}
 
 def make(loop: asyncio.AbstractEventLoop, **kw: int) -> RecordAccumulator:
     args = dict(batch_size=1000, linger_ms=50, compression=0, pool=MemoryPool(kw.pop("memory", 100_000)),
-                loop=loop, retry_backoff_ms=100, delivery_timeout_ms=1000)
+                loop=loop, delivery_timeout_ms=1000)
     args.update(kw)
     return RecordAccumulator(**args)  # type: ignore[arg-type]
 
@@ -92,7 +92,7 @@ async def test_muted_and_in_backoff_are_skipped() -> None:
     acc.muted.clear()
     batch = acc.drain(LEADERS.get, {1}, 1 << 20, now)[1][0]
     batch.attempts = 1
-    acc.reenqueue(batch, now)
+    acc.reenqueue(batch, now + 0.1)
     assert acc.ready(LEADERS.get, now)[0] == set()  # backing off
     assert acc.drain(LEADERS.get, {1}, 1 << 20, now) == {}
     assert acc.ready(LEADERS.get, now + 0.11)[0] == {1}
@@ -126,3 +126,44 @@ async def test_expiry_and_memory_release() -> None:
         acc.fail_batch(b, TimeoutError("x"))
         assert b.result.done and isinstance(b.result.error, TimeoutError)
     assert acc.pool.used == 0 and not acc.incomplete
+
+
+async def test_a_full_batch_grows_only_when_it_cannot_go_yet() -> None:
+    """Growth (accumulator docstring): the first batch of an idle partition closes at batch_size; one
+    queued behind another batch takes more records, up to max_batch_bytes, with memory reserved."""
+    loop = asyncio.get_running_loop()
+    acc = make(loop, max_batch_bytes=3000)
+    fill(acc, T0, 1)
+    first = acc.batches[T0][0]
+    assert not acc.try_grow(first)  # nothing ahead of it: it goes at its normal size
+    fill(acc, T0, 60, size=20)  # ~30 B a record: the first batch fills, a second one opens behind it
+    assert len(acc.batches[T0]) == 2
+    second = acc.batches[T0][1]
+    free = acc.pool.available
+    assert acc.try_grow(second)
+    assert second.builder.batch_size == 2000 and second.reserved == 2000  # type: ignore[union-attr]
+    assert acc.pool.available == free - 1000
+    assert acc.try_grow(second)
+    assert not acc.try_grow(second)  # 4000 would pass max_batch_bytes
+    assert not acc.try_grow(first)  # not the open batch
+
+
+async def test_a_batch_in_flight_lets_the_next_one_grow() -> None:
+    loop = asyncio.get_running_loop()
+    acc = make(loop, max_batch_bytes=5000)
+    fill(acc, T0, 1)
+    now = loop.time() + 1
+    sent = acc.drain(LEADERS.get, {1}, 1 << 20, now)[1][0]
+    fill(acc, T0, 1)
+    waiting = acc.batches[T0][0]
+    assert acc.try_grow(waiting)  # its partition has a batch out
+    acc.complete(sent)
+    assert acc.sending == {}
+
+
+async def test_no_growth_without_max_batch_bytes() -> None:
+    loop = asyncio.get_running_loop()
+    acc = make(loop)  # max_batch_bytes=0: a producer without idempotence keeps Java's batch sizes
+    fill(acc, T0, 60, size=20)
+    assert len(acc.batches[T0]) == 2
+    assert not acc.try_grow(acc.batches[T0][1])

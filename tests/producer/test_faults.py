@@ -1,12 +1,9 @@
 """Faults on librdkafka's mock cluster (3 brokers): leader moves, a broker down, injected errors.
 
-The mock does not check idempotent sequence numbers (it appends a first batch with sequence 5, or the
-same sequence twice). With several batches of a partition in flight, only the broker's
-OUT_OF_ORDER_SEQUENCE_NUMBER stops a later batch from overtaking a failed earlier one -- that is how
-Kafka keeps order with 5 in flight, and test_idempotence.py shows it on Tansu and noida-db, which do
-check. Here the ordering test runs with one request in flight per connection, so order must come from
-the producer alone, through leader moves (batches wait for the old leader's answers), a broker down for
-3 s, injected errors and disconnects.
+The mock checks idempotent sequence numbers only for transactional producers
+(``rd_kafka_mock_validate_records`` in rdkafka_mock.c returns before any check when the request has no
+TransactionalId), so an idempotent producer's order must come from the producer alone: one batch per
+partition in flight (idempotence.py, rule I2), with the default five requests in flight per connection.
 """
 
 from __future__ import annotations
@@ -52,7 +49,7 @@ async def test_idempotent_records_survive_faults_exactly_once_in_order(
 
     async with Producer(bootstrap_servers=mc.bootstrap, linger_ms=5,
                         retry_backoff_ms=20, reconnect_backoff_ms=20, request_timeout_ms=5000,
-                        delivery_timeout_ms=60_000, max_in_flight_requests_per_connection=1) as p:
+                        delivery_timeout_ms=60_000) as p:
         fault_task = asyncio.ensure_future(faults())
         futs = []
         t0 = time.monotonic()
@@ -215,3 +212,49 @@ async def test_without_idempotence_one_in_flight_mutes_the_partition(mock_cluste
         values = [int(g.value) for g in sorted(got, key=lambda g: g.offset) if g.partition == part]  # type: ignore[arg-type]
         assert values == sorted(values)
     assert all(md.offset >= 0 for md in mds)
+
+
+async def test_order_on_a_broker_that_does_not_check_sequences(
+        mock_cluster: Callable[..., Any], new_topic: Callable[..., str]) -> None:
+    """One partition, small batches sent back to back, and produce requests refused now and then with
+    retriable errors. The mock writes a later batch even when the one before it was refused (it checks no
+    sequences for an idempotent producer), so only rule I2 -- one batch of a partition in flight -- keeps
+    the order. With five batches of the partition in flight this reorders records."""
+    mc = mock_cluster(1)
+    topic = new_topic()
+    mc.create_topic(topic, partitions=1, replication_factor=1)
+    n = 4000
+    async with Producer(bootstrap_servers=mc.bootstrap, batch_size=1024, linger_ms=0, max_batch_bytes=0,
+                        retry_backoff_ms=5) as p:
+        await p.send_and_wait(topic, b"warm-up")
+        mc.set_rtt(1, 20)  # answers take 20 ms: several batches would be in flight without rule I2
+        mc.push_request_errors(PRODUCE, [0, 0, 6, 0, 0, 7, 0, 56, 0, 0, 19, 0, 6])
+        futs = []
+        for i in range(n):
+            futs.append(await p.send(topic, b"%06d" % i))
+            if i % 10 == 9:
+                await asyncio.sleep(0.0005)  # a steady stream: new batches while others are in flight
+        for f in futs:
+            await f
+    got = await aread_confluent(mc.bootstrap, topic, n + 1, settle=0.5)
+    values = [g.value for g in sorted(got, key=lambda g: g.offset)]
+    assert values == [b"warm-up"] + [b"%06d" % i for i in range(n)]
+
+
+async def test_a_backlog_to_one_partition_goes_in_few_requests_on_a_far_link(
+        mock_cluster: Callable[..., Any], new_topic: Callable[..., str]) -> None:
+    """With one batch of a partition in flight (I2), a burst of 3,000 records to one partition through a
+    broker answering after 20 ms goes as a few grown batches (accumulator: growth), not as ~22 batches
+    of batch_size one round trip after another."""
+    mc = mock_cluster(1)
+    topic = new_topic()
+    mc.create_topic(topic, partitions=1, replication_factor=1)
+    async with Producer(bootstrap_servers=mc.bootstrap, linger_ms=5) as p:
+        await p.send_and_wait(topic, b"warm-up")
+        mc.set_rtt(1, 20)
+        before = p.metrics()["request-total"]
+        futs = [await p.send(topic, b"x" * 100, partition=0) for _ in range(3000)]
+        mds = [await f for f in futs]
+        requests = p.metrics()["request-total"] - before
+    assert [m.offset for m in mds] == list(range(1, 3001))
+    assert requests <= 5, f"{requests} produce requests for a 300 KB backlog"

@@ -1,5 +1,5 @@
 """Idempotence against brokers that check sequence numbers (Tansu and noida-db), with faults injected
-by a proxy in front of them: order kept with 5 batches in flight, no duplicate when a written
+by a proxy in front of them: order kept through refused requests, no duplicate when a written
 batch's answer is lost, and recovery from UNKNOWN_PRODUCER_ID (the broker lost our producer state) by an
 epoch bump, as the Java client does for an idempotent producer (KIP-360)."""
 
@@ -17,17 +17,16 @@ from aiokafka_lite.embedded import EmbeddedBroker
 from aiokafka_lite.errors import NotLeaderOrFollowerError, UnknownProducerIdError
 
 
-async def test_order_kept_with_five_in_flight_through_out_of_order_answers(
+async def test_order_kept_through_refused_requests(
         broker: EmbeddedBroker, new_topic: Callable[..., str]) -> None:
     topic = new_topic()
     await asyncio.to_thread(create_topic, broker.bootstrap, topic, 1)
     n = 3000
     async with KafkaProxy(broker.bootstrap) as proxy:
         async with Producer(bootstrap_servers=proxy.bootstrap, batch_size=1024, linger_ms=0,
-                            retry_backoff_ms=10) as p:
+                            max_batch_bytes=0, retry_backoff_ms=10) as p:
             await p.send_and_wait(topic, b"warm-up")
-            # Fail the 3rd produce request while later ones are already in flight: the broker refuses
-            # those with OUT_OF_ORDER_SEQUENCE_NUMBER and they must follow the retried one.
+            # Refuse two produce requests: their batches are retried before anything behind them goes.
             proxy.faults.extend([None, None, ("error", NotLeaderOrFollowerError.errno), None, None,
                                  ("error", NotLeaderOrFollowerError.errno)])
             futs = [await p.send(topic, b"%06d" % i) for i in range(n)]
@@ -47,7 +46,7 @@ async def test_lost_answer_does_not_duplicate(broker: EmbeddedBroker, new_topic:
     n = 2000
     async with KafkaProxy(broker.bootstrap) as proxy:
         async with Producer(bootstrap_servers=proxy.bootstrap, batch_size=2048, linger_ms=0,
-                            retry_backoff_ms=10, reconnect_backoff_ms=10) as p:
+                            max_batch_bytes=0, retry_backoff_ms=10, reconnect_backoff_ms=10) as p:
             await p.send_and_wait(topic, b"warm-up")
             # The broker writes these requests, but the producer never hears back (connection closed).
             proxy.faults.extend([None, "drop", None, None, "drop"])
@@ -64,15 +63,15 @@ async def test_lost_answer_does_not_duplicate(broker: EmbeddedBroker, new_topic:
 
 async def test_unknown_producer_id_bumps_the_epoch_and_resends_in_order(
         broker: EmbeddedBroker, new_topic: Callable[..., str]) -> None:
-    """UNKNOWN_PRODUCER_ID on one request while four more are in flight: the broker refuses those out of
-    order; the producer bumps its epoch once nothing is out, restarts the partition at sequence 0 and
-    re-sends everything unacknowledged, in order -- the broker checks each sequence."""
+    """UNKNOWN_PRODUCER_ID on a batch that was certainly not written (rule I5c): the producer bumps its
+    epoch once nothing is out, restarts the partition at sequence 0 and re-sends everything
+    unacknowledged, in order -- the broker checks each sequence."""
     topic = new_topic()
     await asyncio.to_thread(create_topic, broker.bootstrap, topic, 1)
     n = 3000
     async with KafkaProxy(broker.bootstrap) as proxy:
         async with Producer(bootstrap_servers=proxy.bootstrap, batch_size=1024, linger_ms=0,
-                            retry_backoff_ms=10) as p:
+                            max_batch_bytes=0, retry_backoff_ms=10) as p:
             await p.send_and_wait(topic, b"warm-up")
             proxy.faults.extend([None, None, ("error", UnknownProducerIdError.errno)])
             futs = [await p.send(topic, b"%06d" % i) for i in range(n)]

@@ -261,3 +261,19 @@ async def test_partitioner_choices_on_a_broker(broker: EmbeddedBroker, new_topic
         # librdkafka's murmur2: a missing key hashes like b"" -- always the same partition.
         parts = {(await p.send_and_wait(topic, b"x")).partition for _ in range(20)}
         assert parts == {(murmur2(b"") & 0x7FFFFFFF) % 3}
+
+
+async def test_a_bad_header_fails_alone(tansu: EmbeddedBroker, new_topic: Callable[..., str]) -> None:
+    """A header value that is not bytes is refused before any batch is touched: the producer goes on
+    (it used to leave an empty batch behind that killed the Sender after linger_ms)."""
+    topic = new_topic()
+    async with Producer(bootstrap_servers=tansu.bootstrap, linger_ms=5) as p:
+        await p.send_and_wait(topic, b"first", partition=0)
+        for bad in ([("h", "str")], [(b"k", b"v")], [("h",)], "h"):
+            with pytest.raises(IllegalArgumentError):
+                await p.send(topic, b"v", partition=0, headers=bad)  # type: ignore[arg-type]
+        with pytest.raises(IllegalArgumentError):
+            await p.send_many(topic, [b"a", b"b"], partition=0, headers=[[("h", b"ok")], [("h", 1)]])
+        await asyncio.sleep(0.05)  # past linger_ms: an empty batch would have reached the Sender
+        md = await p.send_and_wait(topic, b"after", partition=0, headers=[("h", b"ok")])
+        assert md.offset == 1

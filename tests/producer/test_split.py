@@ -81,7 +81,7 @@ async def test_split_halves_are_accepted_by_brokers_that_check_sequences(
     n = 2000
     async with KafkaProxy(broker.bootstrap) as proxy:
         async with Producer(bootstrap_servers=proxy.bootstrap, batch_size=1024, linger_ms=0,
-                            retry_backoff_ms=10) as p:
+                            max_batch_bytes=0, retry_backoff_ms=10) as p:
             await p.send_and_wait(topic, b"warm-up")
             # Requests 2 and 5 are refused as too large while later ones are in flight.
             proxy.faults.extend([None, ("error", MessageTooLargeError.errno), None, None,

@@ -1,0 +1,14 @@
+"""A user's script with setting mistakes that mypy --strict must report, one per marked line."""
+
+from __future__ import annotations
+
+from aiokafka_lite import Admin, Consumer, Producer
+
+
+def build() -> None:
+    Producer(linger_msx=5)  # E: linger_msx
+    Producer(acks="2")  # E: acks
+    Producer(linger_ms="5")  # E: linger_ms
+    Consumer("t", auto_offset_reset="earliset")  # E: auto_offset_reset
+    Consumer("t", enable_auto_commit="yes")  # E: enable_auto_commit
+    Admin(request_timeout="5s")  # E: request_timeout
