@@ -141,5 +141,5 @@ async def test_confluent_kafka_under_the_same_schedule(
         chaos_table: Any) -> None:
     """Recorded for comparison only: librdkafka may fail records under these faults. The test checks just
     that the harness ran: every record was produced and the schedule was carried out."""
-    outcome, schedule = await _chaos_run("confluent-kafka", chaos_seed, mock_cluster, new_topic, chaos_table)
+    outcome, _ = await _chaos_run("confluent-kafka", chaos_seed, mock_cluster, new_topic, chaos_table)
     assert outcome.acked + outcome.failed == TOTAL  # every record accounted for (unreported = failed)
