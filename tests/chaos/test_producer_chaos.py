@@ -70,6 +70,7 @@ async def _run_ours(mc: Any, topic: str, schedule: list[Action]) -> tuple[list[i
             await chaos
         _, pending = await asyncio.wait(futs, timeout=DELIVERY_TIMEOUT_MS / 1000 + 30)
         assert not pending, f"{len(pending)} futures never completed"
+        assert p.metrics()["record-retry-total"] > 0  # the schedule really hit the producer
     acked = [i for i, f in enumerate(futs) if f.exception() is None]
     failed = {i: repr(f.exception()) for i, f in enumerate(futs) if f.exception() is not None}
     return acked, failed

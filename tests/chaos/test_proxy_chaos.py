@@ -35,6 +35,7 @@ OUT_OF_ORDER_SEQUENCE_NUMBER = 45
 DUPLICATE_SEQUENCE_NUMBER = 46
 TOTAL = 3000
 PARTITIONS = 3
+CHUNK = 20
 
 
 def proxy_faults(seed: int, slots: int = 40) -> list[Any]:
@@ -115,20 +116,22 @@ async def test_ours_through_proxy_chaos(broker: EmbeddedBroker, proxy_seed: int,
         async with Producer(bootstrap_servers=proxy.bootstrap, enable_idempotence=True, acks="all",
                             linger_ms=2, request_timeout_ms=5000, delivery_timeout_ms=30_000) as p:
             futs = []
-            for start in range(0, TOTAL, 100):
-                for i in range(start, start + 100):
+            for start in range(0, TOTAL, CHUNK):  # small chunks: many Produce requests meet the faults
+                for i in range(start, start + CHUNK):
                     key, value = record(i)
                     futs.append(await p.send(topic, value, key=key))
-                await asyncio.sleep(0.02)
+                await asyncio.sleep(0.015)
             _, pending = await asyncio.wait(futs, timeout=60)
             assert not pending, f"{len(pending)} futures never completed"
-        injected = proxy.injected
+            retries = p.metrics()["batch-retry-total"]
+        injected, requests = proxy.injected, proxy.produce_requests
     acked = [i for i, f in enumerate(futs) if f.exception() is None]
     failed = {i: repr(f.exception()) for i, f in enumerate(futs) if f.exception() is not None}
     got = await aread_confluent(broker.bootstrap, topic, len(acked), timeout=15, settle=0.5)
     outcome = account(acked, failed, got)
     chaos_table.add(proxy_seed, f"aiokafka_lite/proxy/{broker.kind}", *outcome.numbers())
-    detail = (f"{broker.kind} seed {proxy_seed}: {outcome} faults={faults} injected={injected}")
+    detail = (f"{broker.kind} seed {proxy_seed}: {outcome} faults={faults} produce requests={requests} "
+              f"injected={injected} batch retries={retries}")
     print(detail)
-    assert injected > 0, detail
+    assert injected > 0 and retries > 0, detail
     assert outcome.numbers() == (TOTAL, 0, 0, 0, 0), detail
