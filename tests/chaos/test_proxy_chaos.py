@@ -135,3 +135,29 @@ async def test_ours_through_proxy_chaos(broker: EmbeddedBroker, proxy_seed: int,
     print(detail)
     assert injected > 0 and retries > 0, detail
     assert outcome.numbers() == (TOTAL, 0, 0, 0, 0), detail
+
+
+async def test_control_the_harness_sees_duplicates_without_idempotence(
+        broker: EmbeddedBroker, new_topic: Callable[..., str], chaos_table: Any) -> None:
+    """The scoring can fail: without idempotence, a retried batch whose answer was dropped (the broker had
+    written it) is written twice, and the read-back counts those copies as duplicates."""
+    topic = new_topic()
+    await asyncio.to_thread(create_topic, broker.bootstrap, topic, PARTITIONS)
+    async with KafkaProxy(broker.bootstrap) as proxy:
+        proxy.faults.extend([None, None, "drop", None, None, "drop"])
+        async with Producer(bootstrap_servers=proxy.bootstrap, enable_idempotence=False, acks="all",
+                            linger_ms=2, retry_backoff_ms=10) as p:
+            futs = []
+            for start in range(0, 1000, CHUNK):
+                for i in range(start, start + CHUNK):
+                    key, value = record(i)
+                    futs.append(await p.send(topic, value, key=key))
+                await asyncio.sleep(0.015)
+            await asyncio.wait(futs, timeout=60)
+        assert proxy.injected == 2
+    acked = [i for i, f in enumerate(futs) if f.done() and f.exception() is None]
+    failed = {i: repr(f.exception()) for i, f in enumerate(futs) if f.done() and f.exception() is not None}
+    got = await aread_confluent(broker.bootstrap, topic, len(acked), timeout=15, settle=0.5)
+    outcome = account(acked, failed, got)
+    chaos_table.add(-1, f"control-no-idempotence/proxy/{broker.kind}", *outcome.numbers())
+    assert outcome.dup > 0, outcome
