@@ -9,11 +9,11 @@ import ssl
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypedDict
 
-__all__ = ["AdminSettings", "ConsumerSettings", "ProducerSettings"]
+__all__ = ["AdminSettings", "CommonSettings", "ConsumerSettings", "ProducerSettings"]
 
 
-class ProducerSettings(TypedDict, total=False):
-    """Every keyword setting of the producer (see docs/configuration.md)."""
+class CommonSettings(TypedDict, total=False):
+    """The settings every client takes (see docs/configuration.md)."""
 
     bootstrap_servers: str | Sequence[str]
     client_id: str
@@ -35,6 +35,11 @@ class ProducerSettings(TypedDict, total=False):
     sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
     sasl_plain_username: str | None
     sasl_plain_password: str | None
+
+
+class ProducerSettings(CommonSettings, total=False):
+    """Every keyword setting of the producer (see docs/configuration.md)."""
+
     acks: Literal[0, 1, -1, "all", "0", "1", "-1"]
     batch_size: int
     max_batch_bytes: int
@@ -56,29 +61,9 @@ class ProducerSettings(TypedDict, total=False):
     allow_auto_create_topics: bool
 
 
-class ConsumerSettings(TypedDict, total=False):
+class ConsumerSettings(CommonSettings, total=False):
     """Every keyword setting of the consumer (see docs/configuration.md)."""
 
-    bootstrap_servers: str | Sequence[str]
-    client_id: str
-    request_timeout_ms: int
-    metadata_max_age_ms: int
-    connections_max_idle_ms: int
-    reconnect_backoff_ms: int
-    reconnect_backoff_max_ms: int
-    retry_backoff_ms: int
-    retry_backoff_max_ms: int
-    socket_connection_setup_timeout_ms: int
-    send_buffer_bytes: int
-    receive_buffer_bytes: int
-    max_in_flight_requests_per_connection: int
-    receive_message_max_bytes: int
-    api_version: Literal["auto"]
-    security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
-    ssl_context: ssl.SSLContext | None
-    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
-    sasl_plain_username: str | None
-    sasl_plain_password: str | None
     group_id: str | None
     group_instance_id: str | None
     auto_offset_reset: Literal["earliest", "latest", "none"]
@@ -102,26 +87,7 @@ class ConsumerSettings(TypedDict, total=False):
     allow_auto_create_topics: bool
 
 
-class AdminSettings(TypedDict, total=False):
+class AdminSettings(CommonSettings, total=False):
     """Every keyword setting of the admin (see docs/configuration.md)."""
 
-    bootstrap_servers: str | Sequence[str]
-    client_id: str
-    request_timeout_ms: int
-    metadata_max_age_ms: int
-    connections_max_idle_ms: int
-    reconnect_backoff_ms: int
-    reconnect_backoff_max_ms: int
-    retry_backoff_ms: int
-    retry_backoff_max_ms: int
-    socket_connection_setup_timeout_ms: int
-    send_buffer_bytes: int
-    receive_buffer_bytes: int
-    max_in_flight_requests_per_connection: int
-    receive_message_max_bytes: int
-    api_version: Literal["auto"]
-    security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
-    ssl_context: ssl.SSLContext | None
-    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
-    sasl_plain_username: str | None
-    sasl_plain_password: str | None
+    # the common settings only

@@ -50,7 +50,7 @@ import ssl
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypedDict
 
-__all__ = ["AdminSettings", "ConsumerSettings", "ProducerSettings"]'''
+__all__ = ["AdminSettings", "CommonSettings", "ConsumerSettings", "ProducerSettings"]'''
 
 _CLASSES = (("ProducerSettings", "producer"), ("ConsumerSettings", "consumer"), ("AdminSettings", "admin"))
 
@@ -74,12 +74,18 @@ def annotation(setting: config.Setting) -> str:
 
 
 def render() -> str:
+    common = {setting.name for setting in config.COMMON}
     out = [_HEADER]
+    out.append("\n\nclass CommonSettings(TypedDict, total=False):")
+    out.append('    """The settings every client takes (see docs/configuration.md)."""\n')
+    out.extend(f"    {setting.name}: {annotation(setting)}" for setting in config.COMMON)
     for cls, table in _CLASSES:
-        out.append(f"\n\nclass {cls}(TypedDict, total=False):")
+        out.append(f"\n\nclass {cls}(CommonSettings, total=False):")
         out.append(f'    """Every keyword setting of the {table} (see docs/configuration.md)."""\n')
-        for setting in config.TABLES[table]:
-            out.append(f"    {setting.name}: {annotation(setting)}")
+        own = [s for s in config.TABLES[table] if s.name not in common]
+        out.extend(f"    {setting.name}: {annotation(setting)}" for setting in own)
+        if not own:
+            out.append("    # the common settings only")
     return "\n".join(out) + "\n"
 
 

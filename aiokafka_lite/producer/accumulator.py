@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
-from ..errors import KafkaTimeoutError
-from ..records import BatchBuilder
+from ..errors import IllegalArgumentError, KafkaTimeoutError, ProducerClosedError
+from ..records import BATCH_OVERHEAD, RECORD_OVERHEAD_MAX, BatchBuilder
 from ..structs import TopicPartition
 from .batch import ProducerBatch
 from .handles import BatchResult
@@ -65,6 +66,88 @@ class RecordAccumulator:
         self.wakeup: Callable[[], None] = lambda: None
 
     # -- appending (the send() side) -------------------------------------------------------------
+    # One append core for send() and send_many(); the compiled fast path only appends to an open batch
+    # with room and hands everything else here.
+
+    def append(self, tp: TopicPartition, timestamp_ms: int, key: bytes | None, value: bytes | None,
+               headers: Any, grow: bool = True) -> tuple[ProducerBatch, int] | None:
+        """Append one record to ``tp``'s open batch (growing it when allowed, see :meth:`try_grow`);
+        ``(batch, offset delta)``, or None when there is no open batch or it is full (then it closes)."""
+        batch = self.open_batch(tp)
+        if batch is None:
+            return None
+        builder = batch.builder
+        assert builder is not None
+        try:
+            delta = builder.append(timestamp_ms, key, value, headers)
+            if delta is None and grow and self.try_grow(batch):
+                delta = builder.append(timestamp_ms, key, value, headers)
+        except TypeError as exc:
+            raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
+        if delta is None:
+            batch.is_open = False
+            self.wakeup()
+            return None
+        return batch, delta
+
+    async def append_new(self, tp: TopicPartition, timestamp_ms: int, key: bytes | None,
+                         value: bytes | None, headers: Any, nbytes: int, max_block: float
+                         ) -> tuple[ProducerBatch, int]:
+        """Reserve memory for a new batch (waiting up to ``max_block`` s) and append the record there --
+        or to a batch another send() opened meanwhile."""
+        batch = await self.reserve_batch(tp, nbytes, max_block)
+        builder = batch.builder
+        assert builder is not None
+        try:
+            delta = builder.append(timestamp_ms, key, value, headers)
+        except BaseException as exc:
+            self.discard_empty(batch)  # a new batch without records must never reach the Sender
+            if isinstance(exc, TypeError):
+                raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
+            raise
+        if delta is None:  # a batch opened meanwhile by another send() and already full
+            batch.is_open = False
+            return await self.append_new(tp, timestamp_ms, key, value, headers, nbytes, max_block)
+        return batch, delta
+
+    def append_many(self, batch: ProducerBatch, values: Sequence[Any], keys: Sequence[Any] | None,
+                    timestamp_ms: int, headers: Sequence[Any] | None, pos: int, grow: bool) -> int:
+        """Append ``values[pos:]`` to ``batch`` until it is full (growing it when allowed); how many went
+        in. A full batch closes; a new batch that took none is rolled back."""
+        builder = batch.builder
+        assert builder is not None
+        try:
+            added = builder.append_many(values, keys, timestamp_ms, headers, pos)
+            while grow and pos + added < len(values) and self.try_grow(batch):
+                added += builder.append_many(values, keys, timestamp_ms, headers, pos + added)
+        except BaseException as exc:
+            self.discard_empty(batch)
+            if isinstance(exc, TypeError):
+                raise IllegalArgumentError(f"bad record for {batch.tp.topic!r}: {exc}") from None
+            raise
+        if pos + added < len(values):
+            batch.is_open = False  # full
+            self.wakeup()
+        return added
+
+    async def reserve_batch(self, tp: TopicPartition, nbytes: int, max_block: float) -> ProducerBatch:
+        """The open batch of ``tp``, or a new one with memory for a record of ``nbytes`` key+value bytes
+        reserved (waiting up to ``max_block`` s for buffer memory)."""
+        batch = self.open_batch(tp)
+        if batch is not None:
+            return batch
+        need = max(self.batch_size, nbytes + BATCH_OVERHEAD + RECORD_OVERHEAD_MAX)
+        pool = self.pool
+        if not pool.try_reserve(need):
+            await pool.reserve(need, max_block)
+        if self.closed:
+            pool.release(need)
+            raise ProducerClosedError("the producer is stopped")
+        batch = self.open_batch(tp)  # another send() may have opened one while we waited
+        if batch is not None:
+            pool.release(need)
+            return batch
+        return self.new_batch(tp, need)
 
     def new_batch(self, tp: TopicPartition, reserved: int) -> ProducerBatch:
         """Open a new batch for ``tp`` (its memory already reserved) at the tail of the queue."""

@@ -13,8 +13,7 @@ import time
 from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import IllegalArgumentError, SerializationError
-from ..records import BATCH_OVERHEAD, RECORD_OVERHEAD_MAX
+from ..errors import IllegalArgumentError, ProducerClosedError, SerializationError
 from ..structs import RecordMetadata, TopicPartition
 from .handles import BatchResult
 
@@ -205,37 +204,17 @@ async def _append_once(producer: Producer, bulk: BulkFuture, tp: TopicPartition,
         producer._raise_unusable()
     if txn is not None:
         txn.check_send(tp)
-    batch = acc.open_batch(tp)
-    if batch is None:
-        first = len(values[pos]) if values[pos] is not None else 0
-        need = max(producer._batch_size, first + BATCH_OVERHEAD + RECORD_OVERHEAD_MAX)
-        if not acc.pool.try_reserve(need):
-            await acc.pool.reserve(need, producer._max_block)
-        if producer._error is not None or producer._closed:
-            acc.pool.release(need)
-            producer._raise_unusable()
-        batch = acc.open_batch(tp)
-        if batch is not None:
-            acc.pool.release(need)
-        else:
-            batch = acc.new_batch(tp, need)
+    first = (len(values[pos]) if values[pos] is not None else 0) + (
+        len(keys[pos]) if keys is not None and keys[pos] is not None else 0)
+    try:
+        batch = await acc.reserve_batch(tp, first, producer._max_block)
+    except ProducerClosedError:
+        producer._raise_unusable()
     builder = batch.builder
     assert builder is not None
     before_count = builder.record_count
     before_size = builder.size
-    try:
-        added = builder.append_many(values, keys, ts, headers, pos)
-        while grow and pos + added < len(values) and acc.try_grow(batch):
-            added += builder.append_many(values, keys, ts, headers, pos + added)
-    except BaseException as exc:
-        acc.discard_empty(batch)  # a new batch whose first append failed must never reach the Sender
-        if isinstance(exc, TypeError):
-            raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
-        raise
+    added = acc.append_many(batch, values, keys, ts, headers, pos, grow)
     if added:
         bulk._segments.append((batch.result, pos, added, before_count, indices))
-    if pos + added < len(values):
-        batch.is_open = False  # full
-        assert producer._sender is not None
-        producer._sender.wakeup()
     return added, builder.size - before_size

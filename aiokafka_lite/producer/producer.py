@@ -389,54 +389,23 @@ class Producer(SendCore):
     def _append_open(self, tp: TopicPartition, timestamp_ms: int, key: bytes | None, value: bytes | None,
                      headers: Any, grow: bool = True) -> RecordFuture | None:
         """Append to the partition's open batch; None if there is none or it is full (then it is closed)."""
-        dq = self._batches.get(tp)
-        if not dq:
-            return None
-        batch = dq[-1]
-        if not batch.is_open:
-            return None
-        try:
-            delta = batch.builder.append(timestamp_ms, key, value, headers)
-            if delta is None and grow and self._acc.try_grow(batch):  # type: ignore[union-attr]
-                delta = batch.builder.append(timestamp_ms, key, value, headers)
-        except TypeError as exc:
-            raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
-        if delta is None:
-            batch.is_open = False
-            self._sender.wakeup()  # type: ignore[union-attr]
-            return None
-        return self._handle(batch, delta, timestamp_ms)
+        acc = self._acc
+        assert acc is not None
+        got = acc.append(tp, timestamp_ms, key, value, headers, grow)
+        return None if got is None else self._handle(got[0], got[1], timestamp_ms)
 
     async def _append_new(self, tp: TopicPartition, timestamp_ms: int, key: bytes | None, value: bytes | None,
                           headers: Any, nbytes: int) -> RecordFuture:
         """Slow path: reserve memory (maybe waiting up to max_block_ms) and open a new batch."""
         acc = self._acc
         assert acc is not None
-        need = max(self._batch_size, nbytes + BATCH_OVERHEAD + RECORD_OVERHEAD_MAX)
-        pool = acc.pool
-        if not pool.try_reserve(need):
-            await pool.reserve(need, self._max_block)
         if self._error is not None or self._closed:
-            pool.release(need)
             self._raise_unusable()
-        # Another send() may have opened a batch while we waited for memory: use it if it has room.
-        batch = acc.open_batch(tp)
-        if batch is not None:
-            assert batch.builder is not None
-            delta = batch.builder.append(timestamp_ms, key, value, headers)
-            if delta is not None:
-                pool.release(need)
-                return self._handle(batch, delta, timestamp_ms)
-        batch = acc.new_batch(tp, need)
-        assert batch.builder is not None
         try:
-            delta = batch.builder.append(timestamp_ms, key, value, headers)
-        except BaseException as exc:
-            acc.discard_empty(batch)  # never leave a batch without records for the Sender
-            if isinstance(exc, TypeError):
-                raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
-            raise
-        assert delta is not None  # the first record always fits
+            batch, delta = await acc.append_new(tp, timestamp_ms, key, value, headers, nbytes,
+                                                self._max_block)
+        except ProducerClosedError:
+            self._raise_unusable()
         return self._handle(batch, delta, timestamp_ms)
 
     @staticmethod

@@ -473,12 +473,16 @@ class Sender:
         finally:
             self.wakeup()
 
-    def _complete(self, batch: ProducerBatch, base_offset: int, log_append_time: int) -> None:
+    def _finished(self, batch: ProducerBatch, success: bool) -> None:
+        """Bookkeeping every finished batch needs, acknowledged or failed."""
         batch.in_flight = False
         if self.guarantee_order:
             self.acc.muted.discard(batch.tp)
         if self.idem is not None:
-            self.idem.done(batch, True)
+            self.idem.done(batch, success)
+
+    def _complete(self, batch: ProducerBatch, base_offset: int, log_append_time: int) -> None:
+        self._finished(batch, True)
         m = self.metrics
         m.batches_sent += 1
         n = batch.record_count
@@ -495,11 +499,7 @@ class Sender:
             self._on_ack(batch)
 
     def _fail(self, batch: ProducerBatch, error: BaseException) -> None:
-        batch.in_flight = False
-        if self.guarantee_order:
-            self.acc.muted.discard(batch.tp)
-        if self.idem is not None:
-            self.idem.done(batch, False)
+        self._finished(batch, False)
         m = self.metrics
         m.batches_failed += 1
         m.records_failed += batch.count()
