@@ -1,9 +1,10 @@
 """Seeded fault schedules for librdkafka's mock cluster, and the bookkeeping of a chaos run.
 
 ``make_schedule(seed, ...)`` draws, with ``random.Random(seed)`` only, a list of timed actions:
-leader moves, 1-5 injected Produce errors per push, one broker down for 0.5-2 s, RTT spikes of a few
-hundred ms. The same seed always gives the same schedule, so a failing seed can be replayed with
-``--chaos-seeds`` and the test id.
+leader moves, 1-5 injected Produce errors per push (to any broker, and to the broker of each RTT spike
+while it is slow), one broker down for 0.5-2 s, RTT spikes of a few hundred ms.
+The same seed always gives the same schedule, so a failing seed can be replayed with ``--chaos-seeds``
+and the test id (timing still varies from run to run: the schedule is fixed, the interleaving is not).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ PRODUCE_ERRORS = (6, 7, 56, 19, 20, 13)
 
 class Action(NamedTuple):
     at: float  # seconds after the run started
-    op: str  # "leader" | "errors" | "down" | "up" | "rtt"
+    op: str  # "leader" | "errors" | "broker_errors" | "down" | "up" | "rtt"
     args: tuple[Any, ...]
 
     def __str__(self) -> str:
@@ -32,16 +33,25 @@ class Action(NamedTuple):
 
 
 def make_schedule(seed: int, *, partitions: int, brokers: int = 3, window: float = 4.0) -> list[Action]:
-    """The fault schedule of ``seed``, sorted by time; it ends with every broker up and RTT 0."""
+    """The fault schedule of ``seed``, sorted by time; it ends with every broker up and RTT 0.
+
+    Inside each RTT spike, 1-5 Produce errors are pushed to the slow broker itself
+    (``push_request_error_rtts``): while its answers are slow several batches of a partition are in flight,
+    and an error on the first of them is what tests ordering across retries.
+    """
     rng = random.Random(seed)
     acts: list[Action] = []
     broker_ids = list(range(1, brokers + 1))
+
+    def errors(at: float) -> Action:
+        codes = [rng.choice(PRODUCE_ERRORS) for _ in range(rng.randint(1, 5))]
+        return Action(round(at, 2), "errors", (codes,))
+
     for _ in range(rng.randint(2, 5)):
         acts.append(Action(round(rng.uniform(0.1, window), 2), "leader",
                            (rng.randrange(partitions), rng.choice(broker_ids))))
     for _ in range(rng.randint(1, 3)):
-        codes = [rng.choice(PRODUCE_ERRORS) for _ in range(rng.randint(1, 5))]
-        acts.append(Action(round(rng.uniform(0.1, window), 2), "errors", (codes,)))
+        acts.append(errors(rng.uniform(0.1, window)))
     down = rng.choice(broker_ids)
     t_down = round(rng.uniform(0.2, window - 1.0), 2)
     acts.append(Action(t_down, "down", (down,)))
@@ -49,8 +59,11 @@ def make_schedule(seed: int, *, partitions: int, brokers: int = 3, window: float
     for _ in range(rng.randint(1, 2)):
         b = rng.choice(broker_ids)
         t = round(rng.uniform(0.1, window - 0.5), 2)
+        length = rng.uniform(0.3, 1.0)
         acts.append(Action(t, "rtt", (b, rng.randint(200, 600))))
-        acts.append(Action(round(t + rng.uniform(0.3, 1.0), 2), "rtt", (b, 0)))
+        codes = [rng.choice(PRODUCE_ERRORS) for _ in range(rng.randint(1, 5))]
+        acts.append(Action(round(t + rng.uniform(0.05, length - 0.05), 2), "broker_errors", (b, codes)))
+        acts.append(Action(round(t + length, 2), "rtt", (b, 0)))
     acts.sort(key=lambda a: a.at)
     return acts
 
@@ -67,6 +80,9 @@ async def apply_schedule(mc: Any, topic: str, schedule: Iterable[Action], t0: fl
             mc.set_leader(topic, *act.args)
         elif act.op == "errors":
             mc.push_request_errors(PRODUCE, act.args[0])
+        elif act.op == "broker_errors":
+            broker, codes = act.args
+            mc.push_request_error_rtts(broker, PRODUCE, [(c, 0) for c in codes])
         elif act.op == "down":
             mc.set_down(*act.args)
         elif act.op == "up":

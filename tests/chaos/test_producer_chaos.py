@@ -30,8 +30,8 @@ from _schedule import KEYS, Action, Outcome, account, apply_schedule, ident, mak
 from aiokafka_lite import Producer
 
 TOTAL = 20_000
-CHUNK = 250  # records sent, then a pause: production spans the schedule's window
-PAUSE = 0.05
+CHUNK = 100  # records sent, then a pause: production spans the schedule's window
+PAUSE = 0.02
 PARTITIONS = 6
 REQUEST_TIMEOUT_MS = 5000
 DELIVERY_TIMEOUT_MS = 20_000
