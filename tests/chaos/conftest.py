@@ -17,7 +17,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "producer"))
 
 PROXY_SEEDS_MAX = 4
-COLUMNS = ("seed", "client", "acked", "lost", "dup", "out-of-order", "failed")
+#: mock-replays: copies the mock wrote again because it does not check idempotent sequences (see
+#: _batches.py); they are not counted in dup.
+COLUMNS = ("seed", "client", "acked", "lost", "dup", "out-of-order", "failed", "mock-replays")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -30,15 +32,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 class ChaosTable:
-    """Rows ``seed | client | acked | lost | dup | out-of-order | failed``, kept and written to a file."""
+    """Rows ``seed | client | acked | lost | dup | out-of-order | failed | mock-replays``, kept and
+    appended to a file."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.rows: list[tuple[object, ...]] = []
 
     def add(self, seed: int, client: str, acked: int, lost: int, dup: int, out_of_order: int,
-            failed: int) -> None:
-        row = (seed, client, acked, lost, dup, out_of_order, failed)
+            failed: int, replayed: int | str = "-") -> None:
+        row = (seed, client, acked, lost, dup, out_of_order, failed, replayed)
         self.rows.append(row)
         with self.path.open("a") as f:
             f.write(" | ".join(str(c) for c in row) + "\n")
