@@ -24,12 +24,18 @@ sysdeps:
 demo: $(STAMP)
 	$(PY) -m aiokafka_lite.demo
 
-# The whole suite on asyncio's own loop, then every test that runs an event loop again on uvloop.
+# The whole suite on asyncio's own loop, then every test that runs an event loop again on uvloop, then the
+# hot-path tests on the pure-Python twin.
 UVLOOP_TESTS := tests/net tests/producer tests/consumer tests/admin tests/cli tests/test_embedded.py tests/test_mockcluster.py
+
+# The pure-Python twin of the compiled hot path (records, the send() fast path, handles) runs the tests that
+# exercise it, so both builds stay correct (the twin tests also hold them byte-identical).
+PURE_TESTS := tests/records tests/producer tests/consumer
 
 test: $(STAMP) sysdeps
 	$(PY) -m pytest -q -p no:cacheprovider
 	AIOKAFKA_LITE_LOOP=uvloop $(PY) -m pytest -q -p no:cacheprovider $(UVLOOP_TESTS)
+	AIOKAFKA_LITE_PURE=1 $(PY) -m pytest -q -p no:cacheprovider $(PURE_TESTS)
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -x -m "not slow"

@@ -20,6 +20,10 @@ class KafkaError(Exception):
     #: True when the request may still have taken effect (no answer came, or the broker timed out
     #: after writing): an idempotent producer resends such a batch only under its own sequence.
     unknown_outcome: bool = False
+    #: True when the group or transaction coordinator moved or is not there yet: find it again, retry.
+    coordinator_moved: bool = False
+    #: True when a topic cannot be used at all (invalid name, not authorized): waiting does not help.
+    topic_unusable: bool = False
 
     def __str__(self) -> str:
         if not self.args:
@@ -207,18 +211,21 @@ class CoordinatorNotAvailableError(BrokerResponseError):
     errno = 15
     message = "COORDINATOR_NOT_AVAILABLE"
     retriable = True
+    coordinator_moved = True
 
 
 class NotCoordinatorError(BrokerResponseError):
     errno = 16
     message = "NOT_COORDINATOR"
     retriable = True
+    coordinator_moved = True
 
 
 class InvalidTopicError(BrokerResponseError):
     errno = 17
     message = "INVALID_TOPIC_EXCEPTION"
     retriable = False
+    topic_unusable = True
 
 
 class RecordListTooLargeError(BrokerResponseError):
@@ -291,6 +298,7 @@ class TopicAuthorizationFailedError(BrokerResponseError):
     errno = 29
     message = "TOPIC_AUTHORIZATION_FAILED"
     retriable = False
+    topic_unusable = True
 
 
 class GroupAuthorizationFailedError(BrokerResponseError):
@@ -881,7 +889,8 @@ class VoterNotFoundError(BrokerResponseError):
     retriable = False
 
 
-_INVALID_METADATA_CODES = {3, 5, 6, 9, 74, 75, 100, 103}
+#: Codes that mean cached metadata is stale: a leader, a topic or the controller (41) moved.
+_INVALID_METADATA_CODES = {3, 5, 6, 9, 41, 74, 75, 100, 103}
 
 ERROR_CLASSES: dict[int, type[BrokerResponseError]] = {}
 for _cls in list(globals().values()):
@@ -908,6 +917,11 @@ def for_code(code: int) -> type[BrokerResponseError]:
         return cls
     attrs = {"errno": code, "message": f"UNKNOWN_CODE_{code}"}
     return type(f"BrokerError{code}", (UnknownErrorCodeError,), attrs)
+
+
+def coordinator_moved(code: int) -> bool:
+    """Does broker error ``code`` mean the coordinator must be found again?"""
+    return bool(code) and for_code(code).coordinator_moved
 
 
 def raise_for_code(code: int, detail: Any = None) -> None:

@@ -50,3 +50,23 @@ def test_special_classes() -> None:
     assert errors.for_code(6).invalid_metadata
     assert issubclass(errors.ConfigError, ValueError)
     assert "MESSAGE_TOO_LARGE" in str(errors.MessageTooLargeError("over 1 MiB"))
+
+
+def test_each_error_class_says_what_it_means_for_the_caller() -> None:
+    """One classification (errors.py): call sites ask the class, none lists error numbers."""
+    from aiokafka_lite import errors as E
+
+    moved = {c for c, cls in E.ERROR_CLASSES.items() if cls.coordinator_moved}
+    assert moved == {E.CoordinatorNotAvailableError.errno, E.NotCoordinatorError.errno} == {15, 16}
+    assert E.coordinator_moved(16) and not E.coordinator_moved(0) and not E.coordinator_moved(6)
+    unusable = {c for c, cls in E.ERROR_CLASSES.items() if cls.topic_unusable}
+    assert unusable == {17, 29}
+    # May have taken effect: an idempotent producer resends only under the same sequence.
+    for cls in (E.KafkaTimeoutError, E.KafkaConnectionError, E.RequestTimedOutError, E.NetworkError):
+        assert cls.unknown_outcome and cls.retriable, cls
+    assert not E.NodeNotReadyError.unknown_outcome  # nothing was sent
+    assert not E.NotLeaderOrFollowerError.unknown_outcome
+    for cls in (E.NotLeaderOrFollowerError, E.UnknownTopicOrPartitionError, E.NotControllerError,
+                E.LeaderNotAvailableError, E.KafkaConnectionError):
+        assert cls.invalid_metadata, cls
+    assert not E.NotCoordinatorError.invalid_metadata

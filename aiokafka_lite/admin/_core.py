@@ -29,10 +29,6 @@ K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 A = TypeVar("A", bound="AdminCore")
 
-#: Errors that mean "ask someone else": refresh metadata (or re-find the coordinator) and retry.
-_REROUTE = (errors.NotControllerError, errors.NotCoordinatorError, errors.NotLeaderOrFollowerError,
-            errors.LeaderNotAvailableError, errors.UnknownTopicOrPartitionError,
-            errors.KafkaConnectionError)
 
 
 def broker_error(code: int, subject: str, message: str | None = None) -> errors.BrokerResponseError:
@@ -183,7 +179,8 @@ class AdminCore:
                         and not isinstance(answer, final)):
                     retry.append(k)
                     last[k] = answer
-                    reroute = reroute or isinstance(answer, _REROUTE) or answer.invalid_metadata
+                    # "Ask someone else": refresh metadata (or re-find the coordinator) and retry.
+                    reroute = reroute or answer.invalid_metadata or answer.coordinator_moved
                 else:
                     done[k] = answer
             pending = retry

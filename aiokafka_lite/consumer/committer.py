@@ -38,7 +38,6 @@ log = logging.getLogger(__name__)
 _MAX_COMMIT_VERSION = 9
 _MAX_FETCH_VERSION = 9
 
-_COORDINATOR_ERRORS = frozenset({Errors.NotCoordinatorError.errno, Errors.CoordinatorNotAvailableError.errno})
 _RETRY_ERRORS = frozenset({Errors.CoordinatorLoadInProgressError.errno, Errors.RequestTimedOutError.errno,
                            Errors.UnstableOffsetCommitError.errno, Errors.NetworkError.errno})
 
@@ -89,7 +88,7 @@ class Committer:
                     if code == 0:
                         continue
                     tp = TopicPartition(t.name, p.partition_index)
-                    if code in _COORDINATOR_ERRORS:
+                    if Errors.coordinator_moved(code):
                         self._m.coordinator_dead(Errors.for_code(code)())
                         retry = Errors.for_code(code)()
                     elif code in _RETRY_ERRORS:
@@ -152,7 +151,7 @@ class Committer:
             retry: BaseException | None = None
             out: dict[TopicPartition, OffsetAndMetadata | None] = {}
             if top_code:
-                if top_code in _COORDINATOR_ERRORS:
+                if Errors.coordinator_moved(top_code):
                     self._m.coordinator_dead(Errors.for_code(top_code)())
                     retry = Errors.for_code(top_code)()
                 elif top_code in _RETRY_ERRORS:
@@ -164,7 +163,7 @@ class Committer:
                     for p in t.partitions:
                         tp = TopicPartition(t.name, p.partition_index)
                         code = p.error_code
-                        if code in _RETRY_ERRORS or code in _COORDINATOR_ERRORS:
+                        if code in _RETRY_ERRORS or Errors.coordinator_moved(code):
                             retry = Errors.for_code(code)()
                         elif code == Errors.UnknownTopicOrPartitionError.errno or (
                                 code == 0 and p.committed_offset < 0):

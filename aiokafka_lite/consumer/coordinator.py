@@ -46,7 +46,6 @@ from .subscription import SubscriptionState, SubscriptionType
 log = logging.getLogger(__name__)
 
 PROTOCOL_TYPE = "consumer"
-_COORDINATOR_ERRORS = frozenset({Errors.NotCoordinatorError.errno, Errors.CoordinatorNotAvailableError.errno})
 _FATAL_JOIN_ERRORS = frozenset({
     Errors.InconsistentGroupProtocolError.errno, Errors.InvalidSessionTimeoutError.errno,
     Errors.InvalidGroupIdError.errno, Errors.GroupAuthorizationFailedError.errno,
@@ -182,9 +181,7 @@ class GroupCoordinator:
             except asyncio.TimeoutError:
                 raise Errors.KafkaTimeoutError(f"no coordinator found for group {self.group_id!r}") from None
             except Errors.KafkaError as exc:
-                if not (exc.retriable or isinstance(exc, (
-                        Errors.KafkaConnectionError, Errors.CoordinatorNotAvailableError,
-                        Errors.NotCoordinatorError))):
+                if not (exc.retriable or exc.coordinator_moved):
                     raise
                 log.debug("finding the coordinator of %r: %s", self.group_id, exc)
                 await asyncio.sleep(min(self._retry_backoff, max(0.0, deadline - time.monotonic())))
@@ -471,7 +468,7 @@ class GroupCoordinator:
         if code == Errors.IllegalGenerationError.errno:
             self.generation = -1
             raise _Rejoin()
-        if code in _COORDINATOR_ERRORS:
+        if Errors.coordinator_moved(code):
             self.coordinator_dead(exc)
             await asyncio.sleep(self._retry_backoff)
             raise _Rejoin()

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("aiokafka_lite.consumer.coordinator")
 
-_COORDINATOR_ERRORS = frozenset({Errors.NotCoordinatorError.errno, Errors.CoordinatorNotAvailableError.errno})
 
 
 async def heartbeat_loop(m: GroupCoordinator) -> None:
@@ -68,7 +67,7 @@ async def _heartbeat_once(m: GroupCoordinator) -> None:
     elif code in (Errors.IllegalGenerationError.errno, Errors.UnknownMemberIdError.errno,
                   Errors.FencedInstanceIdError.errno):
         m.member_error(code)
-    elif code in _COORDINATOR_ERRORS:
+    elif Errors.coordinator_moved(code):
         m.coordinator_dead(Errors.for_code(code)())
     elif code == Errors.CoordinatorLoadInProgressError.errno:
         return

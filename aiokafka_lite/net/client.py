@@ -46,7 +46,6 @@ log = logging.getLogger("aiokafka_lite.net")
 
 MetadataListener = Callable[[ClusterMetadata], None]
 
-_TOPIC_FATAL_ERRORS = {17, 29}  # INVALID_TOPIC_EXCEPTION, TOPIC_AUTHORIZATION_FAILED
 
 
 def _retrieve(fut: asyncio.Future[Any]) -> None:
@@ -412,7 +411,7 @@ class KafkaClient:
             if parts:
                 return parts
             code = self.cluster.topic_error(topic)
-            if code in _TOPIC_FATAL_ERRORS:
+            if code and for_code(code).topic_unusable:
                 raise for_code(code)(f"topic {topic!r}")
             if code:
                 last = for_code(code)(f"topic {topic!r}")

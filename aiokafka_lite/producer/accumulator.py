@@ -345,18 +345,15 @@ class RecordAccumulator:
         if batch.parents is not None:
             settle_parents(batch)
 
-    def abort_all(self, error: BaseException) -> list[ProducerBatch]:
-        """Fail every queued (not in flight) batch with ``error``; returns them."""
-        failed: list[ProducerBatch] = []
+    def take_queued(self) -> list[ProducerBatch]:
+        """Remove every queued (not in flight) batch from the queues; the caller fails them."""
+        taken: list[ProducerBatch] = []
         for dq in self.batches.values():
             while dq:
                 batch = dq.popleft()
-                if batch.in_flight:
-                    continue
-                failed.append(batch)
-        for batch in failed:
-            self.fail_batch(batch, error)
-        return failed
+                if not batch.in_flight:
+                    taken.append(batch)
+        return taken
 
     def unsent_batches(self) -> list[ProducerBatch]:
         return [b for dq in self.batches.values() for b in dq]

@@ -538,7 +538,8 @@ class Producer(SendCore):
         from ..errors import KafkaError as _KE
 
         error = _KE("the transaction was aborted before this record was sent")
-        acc.abort_all(error)
+        assert self._sender is not None
+        self._sender.abort_queued(error)
         # Records already in flight will land (and be aborted by the markers): wait for their answers.
         await acc.wait_for(list(acc.incomplete))
         await txn.end(False, timeout)

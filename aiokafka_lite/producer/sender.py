@@ -98,6 +98,8 @@ class Sender:
         self.loop = accumulator.loop
         self._inflight_per_node: dict[int, int] = {}
         self._connecting: set[int] = set()
+        #: The last connect failure per node, until a connect succeeds (for expiry messages).
+        self._connect_errors: dict[int, BaseException] = {}
         self._tasks: set[asyncio.Future[Any]] = set()
         self._wake: asyncio.Future[None] | None = None
         self._woken = False
@@ -140,6 +142,13 @@ class Sender:
             self.force_close(ProducerClosedError(
                 f"the producer was stopped and could not deliver within {timeout} s"))
             await asyncio.gather(task, return_exceptions=True)
+
+    def abort_queued(self, error: BaseException) -> None:
+        """Fail every queued (not in flight) batch, as any failure is handled: a dropped batch that held
+        a sequence leaves a gap, so the epoch is bumped before the next transaction (I6)."""
+        for batch in self.acc.take_queued():
+            self._fail(batch, error)
+        self.wakeup()
 
     def force_close(self, error: BaseException) -> None:
         """Stop at once: fail every queued and in-flight batch with ``error``."""
@@ -202,15 +211,22 @@ class Sender:
         acc = self.acc
         idem = self.idem
         now = self.loop.time()
+        leader_for = self.client.cluster.leader_for
+        # Expire first: a batch that expires may be the one an epoch bump waits for (I7).
+        for batch in acc.expired(now):
+            self._fail(batch, self._expiry_error(batch, leader_for(batch.tp)))
+        pid_wait = float("inf")
         if idem is not None and (not idem.has_pid or idem.bump_needed):
             wait = self._maybe_init_producer_id(now)
-            if wait is not None and not acc.has_unsent():
-                return wait
+            if wait is not None:
+                if not acc.has_unsent():
+                    return wait
+                pid_wait = wait  # look again when the InitProducerId backoff ends, not at the next expiry
         txn = self.txn
         if txn is not None:
             txn.poll(now)
-        leader_for = self.client.cluster.leader_for
         ready_nodes, next_delay, unknown = acc.ready(leader_for, now)
+        next_delay = min(next_delay, pid_wait)
         if unknown:
             # Metadata trigger 2: data waits for a partition whose leader we do not know.
             self.client.add_topics(unknown)
@@ -232,8 +248,6 @@ class Sender:
                 # requests. The answer to a request already out wakes us.
                 continue
             sendable.append(node)
-        for batch in acc.expired(now):
-            self._fail(batch, self._expiry_error(batch, leader_for(batch.tp)))
         if sendable:
             drained = acc.drain(leader_for, sendable, self.max_request_size, now, self._can_drain)
             for node, batches in drained.items():
@@ -261,8 +275,10 @@ class Sender:
             why = f"last error: {batch.last_error}"
         elif leader is None or leader < 0:
             why = "no leader known for the partition"
+        elif leader in self._connect_errors:
+            why = f"never sent: node {leader} unreachable: {self._connect_errors[leader]}"
         else:
-            why = f"never sent: node {leader} unreachable or slow"
+            why = f"never sent: node {leader} slow to take it"
         maybe = (" It may have been written by an attempt whose answer never came."
                  if batch.unknown_outcome else "")
         return KafkaTimeoutError(
@@ -289,7 +305,9 @@ class Sender:
     async def _connect_node(self, node: int) -> None:
         try:
             await self.client.ready(node)
+            self._connect_errors.pop(node, None)
         except KafkaError as exc:
+            self._connect_errors[node] = exc
             log.debug("connect to node %s failed: %s", node, exc)
             self._request_metadata()  # metadata trigger 4: a broker went away, its leaders may move
             await asyncio.sleep(self.retry_backoff)

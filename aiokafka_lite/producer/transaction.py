@@ -22,12 +22,10 @@ from typing import TYPE_CHECKING, Any
 from ..errors import (
     ConcurrentTransactionsError,
     CoordinatorLoadInProgressError,
-    CoordinatorNotAvailableError,
     IllegalStateError,
     InvalidProducerEpochError,
     KafkaError,
     KafkaTimeoutError,
-    NotCoordinatorError,
     OperationNotAttemptedError,
     ProducerFenced,
     UnknownTopicOrPartitionError,
@@ -59,7 +57,6 @@ ADD_PARTITIONS_MAX_VERSION = 3
 #: v5 makes the coordinator bump the epoch on every EndTxn (KIP-890 part 2); we keep the classic protocol.
 END_TXN_MAX_VERSION = 4
 
-_COORDINATOR_MOVED = {NotCoordinatorError.errno, CoordinatorNotAvailableError.errno}
 _RETRY_SAME = {ConcurrentTransactionsError.errno, CoordinatorLoadInProgressError.errno,
                UnknownTopicOrPartitionError.errno, OperationNotAttemptedError.errno}
 _FENCED = {ProducerFenced.errno, InvalidProducerEpochError.errno}
@@ -385,7 +382,7 @@ class TransactionManager:
                     return
                 raise for_code(worst)(f"TxnOffsetCommit for group {group_id!r}")
             except KafkaError as exc:
-                if not (exc.retriable or getattr(exc, "errno", None) in _COORDINATOR_MOVED):
+                if not (exc.retriable or exc.coordinator_moved):
                     raise
                 last = exc
             if loop.time() + self.retry_backoff >= deadline:
@@ -412,7 +409,7 @@ class TransactionManager:
                     raise ProducerFenced(
                         f"{what}: another producer with transactional_id {self.transactional_id!r} "
                         f"took over ({exc})") from exc
-                if code in _COORDINATOR_MOVED or (exc.retriable and code is None):
+                if exc.coordinator_moved or (exc.retriable and code is None):
                     self.coordinator = None
                 elif not exc.retriable and code not in _RETRY_SAME:
                     raise

@@ -586,7 +586,7 @@ async def _abort(rig: Rig) -> asyncio.Future[None]:
     txn = rig.txn
     assert txn is not None
     txn.begin_abort()
-    rig.acc.abort_all(KafkaError("the transaction was aborted before this record was sent"))
+    rig.sender.abort_queued(KafkaError("the transaction was aborted before this record was sent"))
     await rig.acc.wait_for(list(rig.acc.incomplete))
     end_task = asyncio.ensure_future(txn.end(False, 5))
     (await rig.next_call(EndTxnRequest)).reply(EndTxnResponse())
