@@ -54,9 +54,9 @@ def _describe(seed: int, schedule: list[Action], outcome: Outcome) -> str:
     return "\n".join(lines)
 
 
-async def _read_back(bootstrap: str, topic: str, acked: int) -> list[Any]:
-    # Read until every acknowledged record could be there, then 0.5 s more for extra copies.
-    return await aread_confluent(bootstrap, topic, acked, timeout=15, settle=0.5)
+async def _read_back(bootstrap: str, topic: str, count: int) -> list[Any]:
+    # Read the ``count`` records the log holds, then 0.5 s more in case more are there.
+    return await aread_confluent(bootstrap, topic, count, timeout=15, settle=0.5)
 
 
 async def _run_ours(mc: Any, topic: str, schedule: list[Action]) -> tuple[list[int], dict[int, str]]:
@@ -130,8 +130,10 @@ async def _chaos_run(client: str, seed: int, mock_cluster: Callable[..., Any], n
     schedule = make_schedule(seed, partitions=PARTITIONS)
     run = _run_ours if client == "aiokafka_lite" else _run_confluent
     acked, failed = await run(mc, topic, schedule)
-    got = await _read_back(mc.bootstrap, topic, len(acked))
-    outcome = account(acked, failed, got, await batch_headers(mc, topic, PARTITIONS))
+    headers = await batch_headers(mc, topic, PARTITIONS)  # also: how many records the log holds
+    got = await _read_back(mc.bootstrap, topic, len(headers))
+    assert len(got) >= len(headers), f"confluent-kafka read {len(got)} of {len(headers)} records"
+    outcome = account(acked, failed, got, headers)
     chaos_table.add(seed, client, *outcome.row())
     print(_describe(seed, schedule, outcome))
     return outcome, schedule

@@ -4,7 +4,9 @@ brokers Tansu and noida-db.
 Unlike librdkafka's mock cluster, both brokers check idempotent sequence numbers:
 ``test_broker_enforces_idempotent_sequences`` proves it on each before the chaos runs rely on it (a
 replayed batch is not written twice, a batch with a sequence gap is refused with
-OUT_OF_ORDER_SEQUENCE_NUMBER, the right next sequence is accepted).
+OUT_OF_ORDER_SEQUENCE_NUMBER, the right next sequence is accepted). They differ in how they answer the
+replay: Tansu 0.6 with DUPLICATE_SEQUENCE_NUMBER (46, no offset), noida-db 0.2.3 with no error and the
+original offset, as Kafka does.
 
 Each seed draws, with ``random.Random(seed)``, a list of faults for the proxy's Produce requests in
 arrival order: injected retriable errors (not forwarded), dropped answers (forwarded and written, the
