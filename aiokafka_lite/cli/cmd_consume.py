@@ -6,6 +6,7 @@ import argparse
 import inspect
 import sys
 import time
+from contextlib import AsyncExitStack
 from collections.abc import Callable
 from typing import Any
 
@@ -14,7 +15,8 @@ from ..structs import TopicPartition
 from ._clients import CLI_SESSION_TIMEOUT_MS, settings, started
 from ._format import RecordFormatter
 from ._runtime import CLIError, StopSignal, race
-from ._settings import CONSUMER
+from ._offsets import end_offsets
+from ._settings import ADMIN, CONSUMER
 
 
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -75,7 +77,8 @@ async def run(args: argparse.Namespace) -> int:
     overrides: dict[str, Any] = {"group_id": args.group}
     if args.from_beginning:
         overrides["auto_offset_reset"] = "earliest"
-    kwargs = settings(args, CONSUMER, overrides)["consumer"]
+    tables = settings(args, CONSUMER + ADMIN, overrides)
+    kwargs, admin_kw = tables["consumer"], tables["admin"]
     # A short session keeps an interactive join quick: Tansu, for one, holds the first JoinGroup for half
     # the session timeout waiting for more members (22 s at Kafka's 45 s default). -X overrides it.
     kwargs.setdefault("session_timeout_ms", CLI_SESSION_TIMEOUT_MS)
@@ -83,6 +86,7 @@ async def run(args: argparse.Namespace) -> int:
         kwargs["enable_auto_commit"] = False  # we commit exactly what was printed, at the end
     idle = args.timeout if args.timeout is not None else (30.0 if args.max_messages else None)
 
+    from ..admin import Admin
     from ..consumer import Consumer
 
     consumer = Consumer(args.topic, **kwargs) if args.group else Consumer(**kwargs)
@@ -91,12 +95,15 @@ async def run(args: argparse.Namespace) -> int:
     reason = "done"
     ends: dict[TopicPartition, int] = {}
     with StopSignal() as stop:
-        async with started(consumer, args, "consumer"):
+        async with AsyncExitStack() as stack:
+            await stack.enter_async_context(started(consumer, args, "consumer"))
             if not args.group:
                 await _assign_all(consumer, args.topic, args.partition, args.from_beginning)
+            admin = await stack.enter_async_context(started(Admin(**admin_kw), args, "admin")) \
+                if args.exit_at_end else None
             last = time.monotonic()
             while args.max_messages is None or count < args.max_messages:
-                if args.exit_at_end and await _at_end(consumer, ends):
+                if args.exit_at_end and await _at_end(consumer, admin, ends):
                     reason = "end"
                     break
                 wait = 0.5 if idle is None else max(0.0, min(0.5, idle - (time.monotonic() - last)))
@@ -133,14 +140,14 @@ async def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _at_end(consumer: Any, ends: dict[TopicPartition, int]) -> bool:
+async def _at_end(consumer: Any, admin: Any, ends: dict[TopicPartition, int]) -> bool:
     """True once every assigned partition's position reached its end offset when first seen."""
     assigned = list(consumer.assignment())
     if not assigned:
         return False
     new = [tp for tp in assigned if tp not in ends]
     if new:
-        ends.update(await _maybe(consumer.end_offsets(new)))
+        ends.update(await end_offsets(admin, new))  # the true ends, even on Tansu
     for tp in assigned:
         if await _maybe(consumer.position(tp)) < ends[tp]:
             return False

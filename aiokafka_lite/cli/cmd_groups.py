@@ -9,6 +9,7 @@ from typing import Any
 
 from ..structs import TopicPartition
 from ._clients import settings, started
+from ._offsets import end_offsets
 from ._settings import ADMIN
 
 
@@ -60,8 +61,7 @@ async def _describe(args: argparse.Namespace) -> int:
                 for tp in m.assignment:
                     owner[tp] = m
             tps = sorted(set(committed) | set(owner))
-            ends = {tp: r.offset for tp, r in (await admin.list_offsets(
-                {tp: "latest" for tp in tps})).items()} if tps else {}
+            ends = await end_offsets(admin, tps)  # true ends: Tansu's ListOffsets(latest) falls short
             rows: list[dict[str, Any]] = []
             for tp in tps:
                 c = committed.get(tp)
