@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
 from _cli_support import Result
 
 from aiokafka_lite.consumer import Consumer
@@ -90,3 +89,85 @@ def test_bench_produce_attaches_no_callback_per_record(cli: Callable[..., Result
     assert json.loads(result.out)["records"] == 2000
     assert "[############################] 100.0%" in result.err
     assert callbacks == []
+
+
+def test_start_offsets(cli: Callable[..., Result], broker: EmbeddedBroker,
+                       new_topic: Callable[..., str]) -> None:
+    b, topic = broker.bootstrap, new_topic()
+    _ok(cli("topics", "create", topic, "-p", "1", "-b", b))
+    _one_batch(cli, b, topic, [f"r{i}" for i in range(10)])
+
+    def read(*argv: str) -> list[str]:
+        return _ok(cli("consume", topic, *argv, "-q", "-b", b)).out.split()
+
+    assert read("-o", "beginning", "-e") == [f"r{i}" for i in range(10)]
+    assert read("-o", "3", "-e") == [f"r{i}" for i in range(3, 10)]
+    assert read("-o", "-4", "-e") == [f"r{i}" for i in range(6, 10)]
+    assert read("-o", "-40", "-e") == [f"r{i}" for i in range(10)]  # no further back than the start
+    assert read("-o", "end", "-t", "1") == []  # the end is the end, even inside Tansu's last batch
+    bad = cli("consume", topic, "-o", "yesterday", "-b", b)
+    assert bad.code == 2 and "bad -o 'yesterday'" in bad.err
+    grouped = cli("consume", topic, "-g", "g", "-o", "5", "-b", b)
+    assert grouped.code == 2 and "reset-offsets" in grouped.err
+
+
+def test_start_offset_by_timestamp(cli: Callable[..., Result], noida: EmbeddedBroker,
+                                   new_topic: Callable[..., str]) -> None:
+    """On noida-db: Tansu answers every offsets_for_times with offset 0 (brokers.md)."""
+    b, topic = noida.bootstrap, new_topic()
+    _ok(cli("topics", "create", topic, "-p", "2", "-b", b))
+    _ok(cli("produce", topic, "-q", "-b", b, stdin=b"old1\nold2\nold3\n"))
+    time.sleep(0.05)
+    middle = _now_ms()
+    time.sleep(0.05)
+    _ok(cli("produce", topic, "-q", "-b", b, stdin=b"new1\nnew2\n"))
+    out = _ok(cli("consume", topic, "-o", f"s@{middle}", "-e", "-q", "-b", b)).out
+    assert sorted(out.split()) == ["new1", "new2"]
+    future = _ok(cli("consume", topic, "-o", f"s@{middle + 3_600_000}", "-e", "-q", "-b", b)).out
+    assert future == ""  # no record that late: start at the end
+
+
+def test_kcat_formats_json_and_several_topics(cli: Callable[..., Result], broker: EmbeddedBroker,
+                                              new_topic: Callable[..., str]) -> None:
+    b, t1, t2 = broker.bootstrap, new_topic("one"), new_topic("two")
+    for t in (t1, t2):
+        _ok(cli("topics", "create", t, "-p", "1", "-b", b))
+    _ok(cli("produce", t1, "-K", ":", "-H", "h=v", "-q", "-b", b, stdin=b"k1:hello\nnokey\n"))
+    _ok(cli("produce", t2, "-q", "-b", b, stdin=b"other\n"))
+
+    out = _ok(cli("consume", t1, "-o", "beginning", "-e", "-q", "-b", b,
+                  "-f", r"%t|%p|%o|%k|%s|%h|%S|%K|100%%\n")).out
+    assert out.splitlines() == [f"{t1}|0|0|k1|hello|h=v|5|2|100%", f"{t1}|0|1||nokey|h=v|5|-1|100%"]
+    stamps = _ok(cli("consume", t1, "-o", "beginning", "-e", "-q", "-b", b, "-f", r"%T\t")).out
+    assert [abs(int(ts) - _now_ms()) < 600_000 for ts in stamps.split("\t")[:-1]] == [True, True]
+    assert _ok(cli("consume", t1, "-o", "beginning", "-e", "-q", "-Z", "-b", b, "-f", "%k;")).out == "k1;NULL;"
+    bad = cli("consume", t1, "-f", "%x", "-b", b)
+    assert bad.code == 2 and "%x is not a directive" in bad.err
+
+    docs = [json.loads(line) for line in _ok(cli("consume", t1, "-o", "beginning", "-e", "-q", "-J",
+                                                 "-b", b)).out.splitlines()]
+    assert [{k: d[k] for k in ("topic", "partition", "offset", "tstype", "headers", "key", "payload")}
+            for d in docs] == [
+        {"topic": t1, "partition": 0, "offset": 0, "tstype": "create", "headers": ["h", "v"], "key": "k1",
+         "payload": "hello"},
+        {"topic": t1, "partition": 0, "offset": 1, "tstype": "create", "headers": ["h", "v"], "key": None,
+         "payload": "nokey"}]
+    assert all(isinstance(d["ts"], int) and d["ts"] > 0 for d in docs)
+
+    both = _ok(cli("consume", t1, t2, "-o", "beginning", "-e", "-b", b, "-f", r"%t %s\n"))
+    assert sorted(both.out.splitlines()) == sorted([f"{t1} hello", f"{t1} nokey", f"{t2} other"])
+    assert both.err_lines[-1] == f"consumed 3 records from {t1}, {t2}"
+    keyed = _ok(cli("consume", t1, "-o", "beginning", "-e", "-q", "-K", r"\t", "-D", "|", "-b", b)).out
+    assert keyed == "k1\thello|\tnokey|"
+
+
+def test_produce_delimiters_and_nulls(cli: Callable[..., Result], broker: EmbeddedBroker,
+                                      new_topic: Callable[..., str]) -> None:
+    b, topic = broker.bootstrap, new_topic()
+    _ok(cli("topics", "create", topic, "-p", "1", "-b", b))
+    produced = _ok(cli("produce", topic, "-D", "|", "-K", "=", "-Z", "-b", b,
+                       stdin=b"a=1|b=|=3|line\nwith newline||c=\r"))
+    assert produced.err_lines[-1].startswith(f"produced 6 records to {topic}")
+    out = _ok(cli("consume", topic, "-o", "beginning", "-e", "-q", "-Z", "-b", b, "-f", r"%k=%s;%S\n")).out
+    assert out.split("\n") == ["a=1;1", "b=NULL;-1", "NULL=3;1", "NULL=line", "with newline;17",
+                               "NULL=NULL;-1", "c=\r;1", ""]
