@@ -47,7 +47,8 @@ async def end_offsets(admin: Any, tps: Iterable[TopicPartition]) -> dict[TopicPa
     return listed
 
 
-async def _high_watermarks(client: Any, node: int, at: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+async def _high_watermarks(client: Any, node: int,
+                           at: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
     await client.ready(node)
     version = int(client.api_version(node, FetchRequest))
 

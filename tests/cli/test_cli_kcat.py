@@ -140,7 +140,8 @@ def test_kcat_formats_json_and_several_topics(cli: Callable[..., Result], broker
     assert out.splitlines() == [f"{t1}|0|0|k1|hello|h=v|5|2|100%", f"{t1}|0|1||nokey|h=v|5|-1|100%"]
     stamps = _ok(cli("consume", t1, "-o", "beginning", "-e", "-q", "-b", b, "-f", r"%T\t")).out
     assert [abs(int(ts) - _now_ms()) < 600_000 for ts in stamps.split("\t")[:-1]] == [True, True]
-    assert _ok(cli("consume", t1, "-o", "beginning", "-e", "-q", "-Z", "-b", b, "-f", "%k;")).out == "k1;NULL;"
+    nulls = _ok(cli("consume", t1, "-o", "beginning", "-e", "-q", "-Z", "-b", b, "-f", "%k;")).out
+    assert nulls == "k1;NULL;"
     bad = cli("consume", t1, "-f", "%x", "-b", b)
     assert bad.code == 2 and "%x is not a directive" in bad.err
 
@@ -171,3 +172,79 @@ def test_produce_delimiters_and_nulls(cli: Callable[..., Result], broker: Embedd
     out = _ok(cli("consume", topic, "-o", "beginning", "-e", "-q", "-Z", "-b", b, "-f", r"%k=%s;%S\n")).out
     assert out.split("\n") == ["a=1;1", "b=NULL;-1", "NULL=3;1", "NULL=line", "with newline;17",
                                "NULL=NULL;-1", "c=\r;1", ""]
+
+
+def test_metadata_listing_and_help(cli: Callable[..., Result], broker: EmbeddedBroker,
+                                   new_topic: Callable[..., str]) -> None:
+    b, topic = broker.bootstrap, new_topic()
+    _ok(cli("topics", "create", topic, "-p", "2", "-b", b))
+    listing = _ok(cli("-L", "-t", topic, "-b", b)).out.splitlines()
+    assert listing[0].startswith(f"Metadata for {topic} (cluster ")
+    assert listing[1] == " 1 brokers:" and listing[2].startswith("  broker ")
+    assert listing[3:5] == [" 1 topics:", f'  topic "{topic}" with 2 partitions:']
+    assert [line.split(",")[0] for line in listing[5:]] == ["    partition 0", "    partition 1"]
+    assert f'topic "{topic}" with 2 partitions' in _ok(cli("-L", "-b", b)).out
+    doc = json.loads(_ok(cli("-L", "-J", "-b", b)).out)
+    (mine,) = [t for t in doc["topics"] if t["topic"] == topic]
+    assert [p["partition"] for p in mine["partitions"]] == [0, 1]
+    assert mine["partitions"][0]["leader"] == doc["brokers"][0]["id"]
+    assert _ok(cli("metadata", "-t", topic, "-b", b)).out.splitlines() == listing
+
+    helped = _ok(cli("--help")).out
+    assert "examples:" in helped and "consume events -o beginning -e" in helped
+    assert "groups reset-offsets billing" in helped and "-L" in helped
+
+
+def test_offsets_and_reset_offsets(cli: Callable[..., Result], broker: EmbeddedBroker,
+                                   new_topic: Callable[..., str]) -> None:
+    b, topic, group = broker.bootstrap, new_topic(), new_topic("group")
+    _ok(cli("topics", "create", topic, "-p", "1", "-b", b))
+    _one_batch(cli, b, topic, [f"r{i}" for i in range(10)])
+    assert _ok(cli("offsets", topic, "-b", b)).out == f"{topic}\t0\t10\n"  # the true end, also on Tansu
+    assert _ok(cli("offsets", topic, "--time", "earliest", "-b", b)).out == f"{topic}\t0\t0\n"
+    asyncio.run(_commit(b, group, {TopicPartition(topic, 0): 7}))
+
+    def committed() -> int:
+        doc = json.loads(_ok(cli("groups", "describe", group, "--json", "-b", b)).out)
+        return int(doc["partitions"][0]["committed"])
+
+    dry = _ok(cli("groups", "reset-offsets", group, "--topic", topic, "--to-earliest", "-b", b))
+    assert dry.out.split() == ["TOPIC", "PARTITION", "CURRENT", "NEW", topic, "0", "7", "0"]
+    assert "dry run" in dry.err and committed() == 7
+    _ok(cli("groups", "reset-offsets", group, "--topic", topic, "--shift-by", "-2", "--execute", "-b", b))
+    assert committed() == 5
+    _ok(cli("groups", "reset-offsets", group, "--all-topics", "--to-latest", "--execute", "-b", b))
+    assert committed() == 10
+    _ok(cli("groups", "reset-offsets", group, "--topic", topic, "--to-offset", "3", "--execute", "-b", b))
+    assert committed() == 3
+    clamped = _ok(cli("groups", "reset-offsets", group, "--topic", topic, "--to-offset", "99", "-b", b))
+    assert clamped.out.split()[-2:] == ["3", "10"]  # never past the end
+    assert cli("groups", "reset-offsets", group, "--topic", topic, "-b", b).code == 2  # no --to-*
+
+
+def test_times_and_configs_on_noida(cli: Callable[..., Result], noida: EmbeddedBroker,
+                                    new_topic: Callable[..., str]) -> None:
+    """Offsets by time (Tansu answers every time with offset 0) and configs (Tansu reports none)."""
+    b, topic, group = noida.bootstrap, new_topic(), new_topic("group")
+    _ok(cli("topics", "create", topic, "-p", "1", "-c", "retention.ms=3600000", "-b", b))
+    _one_batch(cli, b, topic, ["old1", "old2", "old3"])
+    time.sleep(0.05)
+    middle = _now_ms()
+    time.sleep(0.05)
+    _one_batch(cli, b, topic, ["new1", "new2"])
+    assert _ok(cli("offsets", topic, "--time", str(middle), "-b", b)).out == f"{topic}\t0\t3\n"
+    assert _ok(cli("offsets", topic, "--time", "2099-01-01T00:00:00Z", "-b", b)).out == f"{topic}\t0\t-1\n"
+    asyncio.run(_commit(b, group, {TopicPartition(topic, 0): 0}))
+    _ok(cli("groups", "reset-offsets", group, "--topic", topic, "--to-datetime", str(middle), "--execute",
+            "-b", b))
+    doc = json.loads(_ok(cli("groups", "describe", group, "--json", "-b", b)).out)
+    assert doc["partitions"][0]["committed"] == 3
+
+    assert "retention.ms=3600000" in _ok(cli("configs", "describe", "topic", topic, "-b", b)).out
+    assert _ok(cli("configs", "alter", "topic", topic, "--set", "retention.ms=7200000", "-b", b)).out == (
+        f"changed retention.ms of topic {topic}\n")
+    doc = json.loads(_ok(cli("configs", "describe", "topic", topic, "--all", "--json", "-b", b)).out)
+    assert doc["configs"]["retention.ms"]["value"] == "7200000"
+    _ok(cli("configs", "alter", "topic", topic, "--delete", "retention.ms", "-b", b))
+    doc = json.loads(_ok(cli("configs", "describe", "topic", topic, "--all", "--json", "-b", b)).out)
+    assert doc["configs"].get("retention.ms", {}).get("value") != "7200000"
