@@ -43,7 +43,7 @@ EXAMPLES = f"""examples:
   {PROG} broker &                                   # Tansu on 127.0.0.1:9092
   {PROG} topics create events -p 3
   seq 100 | {PROG} produce events                   # one record per line
-  printf 'k1:v1\\n' | {PROG} produce events -K :   # key:value
+  printf 'k1:v1\\n' | {PROG} produce events -K :     # key:value
   {PROG} consume events -o beginning -e             # everything there is, then exit
   {PROG} consume events -o -10 -f '%p/%o %k=%s\\n'   # the last 10 per partition, kcat format
   {PROG} consume events other -o s@1763928000000 -J # two topics, from a time, JSON envelopes
