@@ -146,6 +146,9 @@ async def run(args: argparse.Namespace) -> int:
     if args.group and start[0] not in ("beginning", "end"):
         raise CLIError("with --group, -o takes beginning or end (where partitions without a committed "
                        "offset start); move a group's offsets with `groups reset-offsets`", code=2)
+    custom = args.json_envelope or args.kcat_format is not None or args.format is not None
+    if custom and (args.key_delimiter is not None or args.delimiter != "\\n"):
+        raise CLIError("-K and -D shape the default output; with -f write them into the format", code=2)
     topics = list(dict.fromkeys(args.topics))
     formatter = _formatter(args)
     overrides: dict[str, Any] = {"group_id": args.group}

@@ -160,6 +160,8 @@ def test_kcat_formats_json_and_several_topics(cli: Callable[..., Result], broker
     assert both.err_lines[-1] == f"consumed 3 records from {t1}, {t2}"
     keyed = _ok(cli("consume", t1, "-o", "beginning", "-e", "-q", "-K", r"\t", "-D", "|", "-b", b)).out
     assert keyed == "k1\thello|\tnokey|"
+    mixed = cli("consume", t1, "-f", "%s", "-K", ":", "-b", b)
+    assert mixed.code == 2 and "-K and -D shape the default output" in mixed.err
 
 
 def test_produce_delimiters_and_nulls(cli: Callable[..., Result], broker: EmbeddedBroker,
@@ -190,6 +192,8 @@ def test_metadata_listing_and_help(cli: Callable[..., Result], broker: EmbeddedB
     assert mine["partitions"][0]["leader"] == doc["brokers"][0]["id"]
     assert _ok(cli("metadata", "-t", topic, "-b", b)).out.splitlines() == listing
 
+    configs = _ok(cli("configs", "describe", "topic", topic, "-b", b)).out  # Tansu: none reported
+    assert configs.startswith(f"Configs for topic {topic}:")
     helped = _ok(cli("--help")).out
     assert "examples:" in helped and "consume events -o beginning -e" in helped
     assert "groups reset-offsets billing" in helped and "-L" in helped
@@ -248,3 +252,27 @@ def test_times_and_configs_on_noida(cli: Callable[..., Result], noida: EmbeddedB
     _ok(cli("configs", "alter", "topic", topic, "--delete", "retention.ms", "-b", b))
     doc = json.loads(_ok(cli("configs", "describe", "topic", topic, "--all", "--json", "-b", b)).out)
     assert doc["configs"].get("retention.ms", {}).get("value") != "7200000"
+
+
+def test_reset_offsets_refuses_a_group_with_members(cli: Callable[..., Result], noida: EmbeddedBroker,
+                                                    new_topic: Callable[..., str]) -> None:
+    b, topic, group = noida.bootstrap, new_topic(), new_topic("group")
+    _ok(cli("topics", "create", topic, "-p", "1", "-b", b))
+    _one_batch(cli, b, topic, ["r0", "r1"])
+
+    async def with_a_member() -> Result:
+        async with Consumer(topic, bootstrap_servers=b, group_id=group, session_timeout_ms=10000,
+                            enable_auto_commit=False, auto_offset_reset="earliest") as consumer:
+            deadline = time.monotonic() + 20
+            while not consumer.assignment() and time.monotonic() < deadline:
+                await consumer.poll(timeout_ms=200)
+            assert consumer.assignment()
+            await consumer.commit({TopicPartition(topic, 0): 1})
+            # The CLI runs its own event loop: run it in a thread while this member stays in the group.
+            return await asyncio.to_thread(cli, "groups", "reset-offsets", group, "--topic", topic,
+                                           "--to-earliest", "--execute", "-b", b)
+
+    refused = asyncio.run(with_a_member())
+    assert refused.code == 1 and "active member" in refused.err
+    dry = _ok(cli("groups", "reset-offsets", group, "--topic", topic, "--to-earliest", "-b", b))
+    assert dry.out.split()[-2:] == ["1", "0"]  # nothing was committed
