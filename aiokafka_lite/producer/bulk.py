@@ -13,9 +13,10 @@ import time
 from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import IllegalArgumentError, ProducerClosedError, SerializationError
+from ..errors import IllegalArgumentError, ProducerClosedError
 from ..structs import RecordMetadata, TopicPartition
 from .handles import BatchResult
+from .records_check import serialize, with_bytes
 
 if TYPE_CHECKING:
     from .producer import Producer
@@ -89,12 +90,12 @@ async def send_many(producer: Producer, topic: str, values: Sequence[Any], keys:
         raise IllegalArgumentError(
             "send_many does not run interceptors; use send() when interceptors are set")
     if producer._value_serializer is not None:
-        values = [producer._serialize(producer._value_serializer, v, "value", topic) for v in values]
+        values = [serialize(producer._value_serializer, v, "value", topic) for v in values]
     if keys is not None and producer._key_serializer is not None:
-        keys = [producer._serialize(producer._key_serializer, k, "key", topic) for k in keys]
-    values = _check_bytes(values, "value")
+        keys = [serialize(producer._key_serializer, k, "key", topic) for k in keys]
+    values = with_bytes(values, "value")
     if keys is not None:
-        keys = _check_bytes(keys, "key")
+        keys = with_bytes(keys, "key")
     loop = asyncio.get_running_loop()
     info = producer._topics.get(topic)
     if info is None or (partition is not None and partition >= info.num_partitions):
@@ -167,22 +168,6 @@ async def send_many(producer: Producer, topic: str, values: Sequence[Any], keys:
                               [keys[i]] if keys is not None else None, ts,
                               [headers[i]] if headers is not None else None, [i], txn)
     return bulk
-
-
-def _check_bytes(items: Sequence[Any], what: str) -> Sequence[Any]:
-    for x in items:
-        if x is not None and type(x) is not bytes:
-            out = []
-            for y in items:
-                if y is None or type(y) is bytes:
-                    out.append(y)
-                elif isinstance(y, (bytearray, memoryview)):
-                    out.append(bytes(y))
-                else:
-                    raise SerializationError(
-                        f"{what} must be bytes or None (or set {what}_serializer), got {type(y).__name__}")
-            return out
-    return items
 
 
 async def _append_run(producer: Producer, bulk: BulkFuture, tp: TopicPartition, values: Sequence[Any],

@@ -24,11 +24,9 @@ from ..errors import (
     KafkaError,
     KafkaTimeoutError,
     ProducerClosedError,
-    RecordTooLargeError,
-    SerializationError,
 )
 from ..net import KafkaClient
-from ..records import BATCH_OVERHEAD, RECORD_OVERHEAD_MAX, codec_from_name, estimate_record_size
+from ..records import BATCH_OVERHEAD, RECORD_OVERHEAD_MAX, codec_from_name
 from ..structs import OffsetAndMetadata, RecordMetadata, TopicPartition
 from .accumulator import RecordAccumulator
 from .batch import ProducerBatch
@@ -40,6 +38,7 @@ from .interceptors import Interceptors, ProducerRecord
 from .memory import MemoryPool
 from .metrics import ProducerMetrics
 from .partitioner import StickyPartitioner, call_custom, resolve_partitioner
+from .records_check import as_bytes, record_size, serialize
 from .sender import Sender
 from .transaction import TransactionManager, TxnState
 
@@ -322,11 +321,11 @@ class Producer(SendCore):
             record = ProducerRecord(topic, value, key, partition, timestamp_ms, headers)
             topic, value, key, partition, timestamp_ms, headers = self._interceptors.on_send(record)
         if self._key_serializer is not None:
-            key = self._serialize(self._key_serializer, key, "key", topic)
+            key = serialize(self._key_serializer, key, "key", topic)
         if self._value_serializer is not None:
-            value = self._serialize(self._value_serializer, value, "value", topic)
+            value = serialize(self._value_serializer, value, "value", topic)
         if (value is not None and type(value) is not bytes) or (key is not None and type(key) is not bytes):
-            key, value = _as_bytes(key, "key"), _as_bytes(value, "value")
+            key, value = as_bytes(key, "key"), as_bytes(value, "value")
         if partition is not None and (type(partition) is not int or partition < 0):
             raise IllegalArgumentError(f"partition must be an int >= 0 or None, got {partition!r}")
         info = self._topics.get(topic)
@@ -428,30 +427,7 @@ class Producer(SendCore):
         return spec.key_hash(b"", info.num_partitions)
 
     def _check_size(self, topic: str, key: bytes | None, value: bytes | None, headers: Any) -> int:
-        if headers:
-            _check_headers(topic, headers)
-        try:
-            size = estimate_record_size(key, value, list(headers) if headers else None)
-        except (TypeError, ValueError, AttributeError) as exc:
-            raise IllegalArgumentError(
-                f"bad headers for {topic!r} (want a list of (str, bytes)): {exc}") from None
-        total = size + BATCH_OVERHEAD
-        if total > self._max_request_size:
-            raise RecordTooLargeError(
-                f"a record for {topic!r} is {total} bytes serialized, more than max_request_size="
-                f"{self._max_request_size}")
-        if total > self._buffer_memory:
-            raise RecordTooLargeError(
-                f"a record for {topic!r} is {total} bytes serialized, more than "
-                f"buffer_memory={self._buffer_memory}")
-        return size
-
-    @staticmethod
-    def _serialize(fn: Any, obj: Any, what: str, topic: str) -> Any:
-        try:
-            return fn(obj)
-        except Exception as exc:
-            raise SerializationError(f"{what}_serializer failed for topic {topic!r}: {exc!r}") from exc
+        return record_size(topic, key, value, headers, self._max_request_size, self._buffer_memory)
 
     async def send_and_wait(self, topic: str, value: Any = None, key: Any = None,
                             partition: int | None = None,
@@ -585,30 +561,3 @@ class Producer(SendCore):
         state = "stopped" if self._closed else "started" if self._started else "new"
         return f"<Producer {state} client_id={self._config.client_id!r}>"
 
-
-def _as_bytes(obj: Any, what: str) -> bytes | None:
-    if obj is None or type(obj) is bytes:
-        return obj
-    if isinstance(obj, (bytearray, memoryview)):
-        return bytes(obj)
-    raise SerializationError(
-        f"{what} must be bytes or None (or set {what}_serializer), got {type(obj).__name__}")
-
-
-def _check_headers(topic: str, headers: Any) -> None:
-    """Headers are (str key, bytes-or-None value) pairs: refuse anything else before a batch is touched."""
-    try:
-        items = list(headers)
-    except TypeError:
-        raise IllegalArgumentError(
-            f"bad headers for {topic!r}: want a list of (str, bytes) pairs, got {type(headers).__name__}"
-        ) from None
-    for item in items:
-        if not isinstance(item, (tuple, list)) or len(item) != 2:
-            raise IllegalArgumentError(f"bad header for {topic!r}: want a (str, bytes) pair, got {item!r}")
-        k, v = item
-        if not isinstance(k, str):
-            raise IllegalArgumentError(f"bad header key for {topic!r}: want str, got {type(k).__name__}")
-        if v is not None and not isinstance(v, (bytes, bytearray, memoryview)):
-            raise IllegalArgumentError(
-                f"bad value of header {k!r} for {topic!r}: want bytes or None, got {type(v).__name__}")

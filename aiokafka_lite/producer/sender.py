@@ -24,7 +24,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import (
-    DuplicateSequenceNumberError,
     IllegalStateError,
     InvalidProducerEpochError,
     KafkaConnectionError,
@@ -34,15 +33,14 @@ from ..errors import (
     ProducerClosedError,
     ProducerFenced,
     UnknownProducerIdError,
-    for_code,
 )
 from ..net.pool import ExponentialBackoff
-from ..protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from ..structs import TopicPartition
 from .accumulator import RecordAccumulator
 from .batch import ProducerBatch
 from .idempotence import Decision, IdempotenceState
 from .metrics import ProducerMetrics
+from .produce_wire import Ack, batch_outcomes, build_request
 from .split import can_split, settle_parents, split_batch
 
 if TYPE_CHECKING:
@@ -57,7 +55,6 @@ log = logging.getLogger("aiokafka_lite.producer")
 PRODUCE_MAX_VERSION = 12
 
 _OOS = OutOfOrderSequenceNumberError.errno
-_DUP = DuplicateSequenceNumberError.errno
 _UNKNOWN_PID = UnknownProducerIdError.errno
 _BAD_EPOCH = InvalidProducerEpochError.errno
 _FENCED = ProducerFenced.errno
@@ -387,8 +384,6 @@ class Sender:
 
     def _send_produce(self, node: int, batches: list[ProducerBatch], now: float) -> None:
         idem = self.idem
-        by_topic: dict[str, list[PartitionProduceData]] = {}
-        size = 0
         sendable: list[ProducerBatch] = []
         for batch in batches:
             if batch.count() == 0:
@@ -400,23 +395,18 @@ class Sender:
                 continue
             if idem is not None:
                 idem.assign(batch)
-            data = batch.close()
+            batch.close()
             sendable.append(batch)
-            size += len(data)
             batch.in_flight = True
             batch.node = node
             batch.attempts += 1
             if self.guarantee_order:
                 self.acc.muted.add(batch.tp)
-            by_topic.setdefault(batch.tp.topic, []).append(PartitionProduceData(index=batch.tp.partition,
-                                                                                records=data))
         if not sendable:
             return
         batches = sendable
-        request = ProduceRequest(
-            transactional_id=self.txn.transactional_id if self.txn is not None else None,
-            acks=self.acks, timeout_ms=self.request_timeout_ms,
-            topic_data=[TopicProduceData(name=t, partition_data=p) for t, p in by_topic.items()])
+        request = build_request(batches, acks=self.acks, timeout_ms=self.request_timeout_ms,
+                                transactional_id=self.txn.transactional_id if self.txn is not None else None)
         self._inflight_per_node[node] = self._inflight_per_node.get(node, 0) + 1
         m = self.metrics
         m.requests += 1
@@ -456,32 +446,11 @@ class Sender:
                 for batch in batches:
                     self._complete(batch, -1, -1)
                 return
-            answers: dict[tuple[str, int], Any] = {}
-            for topic in response.responses:
-                for part in topic.partition_responses:
-                    answers[(topic.name, part.index)] = part
-            for batch in batches:
-                part = answers.get((batch.tp.topic, batch.tp.partition))
-                if part is None:
-                    self._failed_attempt(batch, KafkaConnectionError(
-                        f"node {node} answered the produce request without "
-                        f"{batch.tp.topic}-{batch.tp.partition}"),
-                        node)
-                elif part.error_code == 0:
-                    self._complete(batch, part.base_offset, part.log_append_time_ms)
+            for batch, outcome in batch_outcomes(response, batches, node):
+                if isinstance(outcome, Ack):
+                    self._complete(batch, outcome.base_offset, outcome.log_append_time)
                 else:
-                    detail = part.error_message or ""
-                    if part.record_errors:
-                        detail = (detail + " " + "; ".join(
-                            f"record {e.batch_index}: {e.batch_index_error_message}"
-                            for e in part.record_errors)).strip()
-                    err = for_code(part.error_code)(
-                        f"{batch.tp.topic}-{batch.tp.partition}" + (f": {detail}" if detail else ""))
-                    if part.error_code == _DUP:
-                        # Already written by an earlier attempt: that is a success.
-                        self._complete(batch, part.base_offset if part.base_offset >= 0 else -1, -1)
-                    else:
-                        self._failed_attempt(batch, err, node)
+                    self._failed_attempt(batch, outcome, node)
         except BaseException as exc:  # keep the invariant: every batch ends; report the bug loudly
             log.exception("handling a produce response failed")
             for batch in batches:
@@ -580,7 +549,7 @@ class Sender:
         halves = split_batch(batch, self.acc)
         if self.idem is not None:
             self.idem.replace_split(batch, halves)
-        self.acc.reenqueue_split(halves)
+        self.acc.reenqueue_split(batch, halves)
         self.metrics.batch_splits += 1
         log.info("%s-%s: %s; split %d records into %d + %d", batch.tp.topic, batch.tp.partition,
                  batch.last_error, batch.record_count, halves[0].count(), halves[1].count())

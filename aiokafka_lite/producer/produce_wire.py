@@ -1,0 +1,67 @@
+"""The ProduceRequest a Sender sends and what its answer means per batch: sans-I/O, no state.
+
+Kept apart from the Sender so the wire rules -- one entry per partition, a DUPLICATE_SEQUENCE_NUMBER
+answer being a success (an earlier attempt was written), a partition left out of the answer being an
+unknown outcome -- read in one place and can be tested without a connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from ..errors import DuplicateSequenceNumberError, KafkaConnectionError, KafkaError, for_code
+from ..protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
+from .batch import ProducerBatch
+
+__all__ = ["Ack", "batch_outcomes", "build_request"]
+
+_DUP = DuplicateSequenceNumberError.errno
+
+
+class Ack(NamedTuple):
+    """The broker wrote the batch: its first offset (-1 when unknown) and LogAppendTime (-1: none)."""
+
+    base_offset: int
+    log_append_time: int
+
+
+def build_request(batches: Sequence[ProducerBatch], *, acks: int, timeout_ms: int,
+                  transactional_id: str | None) -> ProduceRequest:
+    """One ProduceRequest for built batches (``batch.data``), one entry per partition."""
+    by_topic: dict[str, list[PartitionProduceData]] = {}
+    for batch in batches:
+        by_topic.setdefault(batch.tp.topic, []).append(
+            PartitionProduceData(index=batch.tp.partition, records=batch.data))
+    return ProduceRequest(
+        transactional_id=transactional_id, acks=acks, timeout_ms=timeout_ms,
+        topic_data=[TopicProduceData(name=t, partition_data=p) for t, p in by_topic.items()])
+
+
+def batch_outcomes(response: Any, batches: Sequence[ProducerBatch], node: int
+                   ) -> list[tuple[ProducerBatch, Ack | KafkaError]]:
+    """Each batch's outcome in ``response`` (a decoded ProduceResponse)."""
+    answers: dict[tuple[str, int], Any] = {}
+    for topic in response.responses:
+        for part in topic.partition_responses:
+            answers[(topic.name, part.index)] = part
+    out: list[tuple[ProducerBatch, Ack | KafkaError]] = []
+    for batch in batches:
+        where = f"{batch.tp.topic}-{batch.tp.partition}"
+        part = answers.get((batch.tp.topic, batch.tp.partition))
+        if part is None:
+            out.append((batch, KafkaConnectionError(
+                f"node {node} answered the produce request without {where}")))
+        elif part.error_code == 0:
+            out.append((batch, Ack(part.base_offset, part.log_append_time_ms)))
+        elif part.error_code == _DUP:
+            # Already written by an earlier attempt (I4): that is a success.
+            out.append((batch, Ack(part.base_offset if part.base_offset >= 0 else -1, -1)))
+        else:
+            detail = part.error_message or ""
+            if part.record_errors:
+                detail = (detail + " " + "; ".join(
+                    f"record {e.batch_index}: {e.batch_index_error_message}"
+                    for e in part.record_errors)).strip()
+            out.append((batch, for_code(part.error_code)(where + (f": {detail}" if detail else ""))))
+    return out
