@@ -244,6 +244,17 @@ class Consumer:
     async def _poll(self, partitions: tuple[TopicPartition, ...], timeout_ms: float,
                     take: Callable[[], dict[TopicPartition, Any]]) -> dict[TopicPartition, Any]:
         self._check_open()
+        try:
+            return await self._poll_open(partitions, timeout_ms, take)
+        except Exception as exc:
+            # A stop() that raced this poll: whatever the interrupted step raised, the caller learns
+            # the one thing that matters.
+            if self._closed and not isinstance(exc, Errors.ConsumerStoppedError):
+                raise Errors.ConsumerStoppedError("the consumer was stopped while polling") from exc
+            raise
+
+    async def _poll_open(self, partitions: tuple[TopicPartition, ...], timeout_ms: float,
+                         take: Callable[[], dict[TopicPartition, Any]]) -> dict[TopicPartition, Any]:
         if not isinstance(timeout_ms, (int, float)) or timeout_ms < 0:
             raise ValueError(f"timeout_ms must be a non-negative number, got {timeout_ms!r}")
         for tp in partitions:
@@ -260,6 +271,8 @@ class Consumer:
             self._fetcher.raise_partition_errors()
             if coordinator is not None:
                 await coordinator.poll(deadline)
+                if self._closed:
+                    raise Errors.ConsumerStoppedError("the consumer was stopped while polling")
             else:
                 self._metrics.last_poll = time.monotonic()
                 if self._subs.partitions_auto_assigned:
