@@ -45,3 +45,16 @@ async def test_stop_during_a_rebalance_stops_a_waiting_poll(
     else:
         with pytest.raises(ConsumerStoppedError):
             task.result()
+
+
+@pytest.mark.parametrize("name", ["bad topic!", "", "..", ".", "x" * 250, "tópico", 7])
+async def test_subscribing_to_an_illegal_topic_name_raises(tansu: EmbeddedBroker, name: object) -> None:
+    """An illegal topic name used to wait for its metadata forever; Kafka's rule refuses it at once."""
+    from aiokafka_lite.errors import IllegalArgumentError
+
+    async with Consumer(bootstrap_servers=tansu.bootstrap, group_id="g-illegal") as consumer:
+        with pytest.raises(IllegalArgumentError, match="illegal topic name"):
+            consumer.subscribe([name])  # type: ignore[list-item]
+        assert consumer.subscription() == set()
+        consumer.subscribe(["a-legal.topic_name"])
+        assert consumer.subscription() == {"a-legal.topic_name"}
