@@ -31,6 +31,8 @@ class Setting:
     max: float | None = None
     nullable: bool = False
     convert: Callable[[Any], Any] | None = None
+    #: A secret (a password): never shown in errors, repr or as_dict().
+    secret: bool = False
 
     @property
     def kafka_name(self) -> str:
@@ -47,21 +49,27 @@ class Setting:
             except ConfigError:
                 raise
             except (TypeError, ValueError) as exc:
-                raise ConfigError(f"setting {self.name!r}: {exc}") from None
+                raise ConfigError(f"setting {self.name!r}: {'a value it cannot take' if self.secret else exc}"
+                                  ) from None
         if self.types and not isinstance(value, self.types):
             # bool is an int subclass; a bool where a number is wanted is a mistake.
-            raise ConfigError(
-                f"setting {self.name!r} must be {self._type_names()}, got {type(value).__name__} {value!r}"
-            )
+            raise ConfigError(f"setting {self.name!r} must be {self._type_names()}, "
+                              f"got {type(value).__name__} {self.show(value)}")
         if isinstance(value, bool) and bool not in self.types:
-            raise ConfigError(f"setting {self.name!r} must be {self._type_names()}, got bool {value!r}")
+            raise ConfigError(
+                f"setting {self.name!r} must be {self._type_names()}, got bool {self.show(value)}")
         if self.choices is not None and value not in self.choices:
-            raise ConfigError(f"setting {self.name!r} must be one of {list(self.choices)!r}, got {value!r}")
+            raise ConfigError(
+                f"setting {self.name!r} must be one of {list(self.choices)!r}, got {self.show(value)}")
         if self.min is not None and isinstance(value, (int, float)) and value < self.min:
-            raise ConfigError(f"setting {self.name!r} must be >= {self.min}, got {value!r}")
+            raise ConfigError(f"setting {self.name!r} must be >= {self.min}, got {self.show(value)}")
         if self.max is not None and isinstance(value, (int, float)) and value > self.max:
-            raise ConfigError(f"setting {self.name!r} must be <= {self.max}, got {value!r}")
+            raise ConfigError(f"setting {self.name!r} must be <= {self.max}, got {self.show(value)}")
         return value
+
+    def show(self, value: Any) -> str:
+        """``value`` as errors and logs may show it: a secret never appears."""
+        return "'***'" if self.secret else repr(value)
 
     def _type_names(self) -> str:
         return " or ".join(t.__name__ for t in self.types)
@@ -189,7 +197,7 @@ COMMON: tuple[Setting, ...] = (
     _S("sasl_mechanism", str, "PLAIN", "SASL mechanism.",
        choices=("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")),
     _S("sasl_plain_username", str, None, "SASL user name (PLAIN and SCRAM).", nullable=True),
-    _S("sasl_plain_password", str, None, "SASL password (PLAIN and SCRAM).", nullable=True),
+    _S("sasl_plain_password", str, None, "SASL password (PLAIN and SCRAM).", nullable=True, secret=True),
 )
 
 PRODUCER: tuple[Setting, ...] = (
@@ -304,7 +312,8 @@ class Config:
         raise AttributeError("Config is read-only")
 
     def as_dict(self) -> dict[str, Any]:
-        return dict(self._values)
+        """The settings by name; secrets (passwords) show as ``'***'``."""
+        return {k: ("***" if self._table[k].secret and v is not None else v) for k, v in self._values.items()}
 
     def replace(self, **changes: Any) -> Config:
         values = dict(self._values)
@@ -312,8 +321,7 @@ class Config:
         return Config(self._table.values(), values)
 
     def __repr__(self) -> str:
-        shown = {k: ("***" if "password" in k else v) for k, v in self._values.items()}
-        return f"Config({shown!r})"
+        return f"Config({self.as_dict()!r})"
 
 
 def _suggest(name: str, index: Mapping[str, Setting]) -> str:

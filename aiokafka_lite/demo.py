@@ -3,7 +3,8 @@
 1. starts the development broker with ``python -m aiokafka_lite broker --port 0`` (Tansu);
 2. creates a topic, produces records and consumes them back, each step a real CLI process, and checks
    every record came back;
-3. runs ``examples/produce_consume.py`` against the broker;
+3. runs the example ``aiokafka_lite.examples.produce_consume`` (``examples/produce_consume.py`` in a
+   checkout) against the broker -- shipped inside the package, so the demo works from an installed wheel;
 4. stops the broker by PID and checks it (and the Tansu process under it) are gone.
 
 Exits non-zero, saying which step failed and why, on any failure.
@@ -19,10 +20,8 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "examples" / "produce_consume.py"
+EXAMPLE = "aiokafka_lite.examples.produce_consume"
 RECORDS = 200
 CLI = [sys.executable, "-m", "aiokafka_lite"]
 
@@ -42,7 +41,7 @@ def _done(started: float, detail: str = "") -> None:
 
 def _run(what: str, argv: list[str], *, stdin: bytes = b"", timeout: float = 60) -> str:
     try:
-        proc = subprocess.run(argv, input=stdin, capture_output=True, timeout=timeout, cwd=ROOT)
+        proc = subprocess.run(argv, input=stdin, capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise DemoFailed(f"{what}: no answer within {timeout:g} s ({' '.join(argv)})") from None
     if proc.returncode != 0:
@@ -75,8 +74,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> int:
 
 def _start_broker() -> tuple[subprocess.Popen[bytes], str, int]:
     """The CLI's ``broker`` command in the background; its address and the Tansu PID under it."""
-    proc = subprocess.Popen([*CLI, "broker", "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            cwd=ROOT)
+    proc = subprocess.Popen([*CLI, "broker", "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None
     line = b""
     deadline = time.monotonic() + 30
@@ -125,8 +123,8 @@ def demo() -> None:
     try:
         t = _step(2, f"round trip through the CLI: topics create, produce {RECORDS}, consume {RECORDS}")
         _done(t, _round_trip(bootstrap))
-        t = _step(3, f"running {EXAMPLE.relative_to(ROOT)} {bootstrap}")
-        out = _run("the example", [sys.executable, str(EXAMPLE), bootstrap], timeout=120)
+        t = _step(3, f"running python -m {EXAMPLE} {bootstrap}")
+        out = _run("the example", [sys.executable, "-m", EXAMPLE, bootstrap], timeout=120)
         _done(t, (out.strip().splitlines() or ["(no output)"])[-1])
     finally:
         t = _step(4, f"stopping the broker by PID ({proc.pid})")
@@ -150,7 +148,7 @@ def main() -> int:
         print(f"demo FAILED: {exc}", file=sys.stderr)
         return 1
     print(f"demo OK in {time.monotonic() - started:.1f} s: broker started and stopped by PID, {RECORDS} "
-          f"records round-tripped through the CLI, {EXAMPLE.name} passed")
+          f"records round-tripped through the CLI, {EXAMPLE} passed")
     return 0
 
 

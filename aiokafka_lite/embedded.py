@@ -144,9 +144,12 @@ def free_port(host: str = LOOPBACK) -> int:
 
 
 def _port_in_use(host: str, port: int) -> bool:
+    """True when something listens on ``host:port``.
+
+    SO_REUSEADDR, as the brokers bind: without it the connections a stopped broker closed (TIME_WAIT,
+    ~60 s on Linux) would make its port look taken, though the broker itself could bind it at once.
+    """
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        # Like the brokers themselves: connections in TIME_WAIT left by a broker killed on this port
-        # (a restart on the same port) do not make it busy; only a listener does.
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))

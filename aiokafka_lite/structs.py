@@ -2,8 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+from .errors import IllegalArgumentError
+
+#: Kafka's rule for topic names (Topic.validate in the Java client): 1-249 of these, not "." or "..".
+_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+
+
+def check_topic_name(name: Any) -> str:
+    """``name`` if Kafka accepts it as a topic name, else IllegalArgumentError saying why."""
+    if type(name) is not str or not _LEGAL_TOPIC.fullmatch(name) or name in (".", ".."):
+        raise IllegalArgumentError(
+            f"illegal topic name {name!r}: 1-249 characters of ASCII letters, digits, '.', '_' and '-', "
+            "and not '.' or '..'")
+    return name
 
 
 class TopicPartition(NamedTuple):

@@ -42,6 +42,12 @@ if LOOP == "uvloop":
         return {"uvloop": uvloop.new_event_loop}
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--chaos-seeds", type=int, default=8, metavar="N",
+                     help="tests/chaos runs its fault schedules for seeds 0..N-1 (fixed, so CI is "
+                          "deterministic; default 8)")
+
+
 def pytest_report_header(config: pytest.Config) -> str:
     return f"aiokafka_lite event loop: {LOOP} (AIOKAFKA_LITE_LOOP)"
 

@@ -55,7 +55,16 @@ def test_consumer_strategies_and_ipv6() -> None:
 
 def test_config_is_read_only_and_hides_passwords() -> None:
     cfg = c.Config(c.COMMON, {"sasl_plain_password": "secret"})
-    with pytest.raises(AttributeError):
-        cfg.linger_ms = 3  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="read-only"):
+        cfg.client_id = "y"
+    with pytest.raises(AttributeError, match="read-only"):
+        cfg._values = {}  # type: ignore[misc]
+    assert cfg.client_id == "aiokafka-lite"
     assert "secret" not in repr(cfg)
+    assert cfg.as_dict()["sasl_plain_password"] == "***"
+    assert cfg.sasl_plain_password == "secret"  # the client itself still has it
+    for bad in (123456, b"x", ["pw"]):
+        with pytest.raises(c.ConfigError) as info:
+            c.Config(c.COMMON, {"sasl_plain_password": bad})
+        assert "sasl_plain_password" in str(info.value) and str(bad) not in str(info.value), info.value
     assert cfg.replace(client_id="x").client_id == "x"

@@ -22,7 +22,7 @@ from ..protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicSt
 from ..protocol.messages.describe_cluster import DescribeClusterRequest
 from ..protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
 from ..protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
-from ..structs import BrokerInfo, NewTopic, PartitionInfo
+from ..structs import BrokerInfo, NewTopic, PartitionInfo, check_topic_name
 from ._core import AdminCore, broker_error
 from .types import (
     CONFIG_SOURCES,
@@ -40,18 +40,12 @@ _METADATA_MAX = 12  # v13 adds nothing we read; capped so the request stays name
 _INTERNAL_PREFIX = "__"
 
 
-def _check_topic_name(name: Any) -> str:
-    if not isinstance(name, str) or not name:
-        raise errors.IllegalArgumentError(f"a topic name must be a non-empty str, got {name!r}")
-    return name
-
-
 def _new_topic(topic: NewTopic | str) -> NewTopic:
     if isinstance(topic, str):
         topic = NewTopic(topic)
     if not isinstance(topic, NewTopic):
         raise errors.IllegalArgumentError(f"create_topics takes NewTopic objects, got {topic!r}")
-    _check_topic_name(topic.name)
+    check_topic_name(topic.name)
     for field in ("num_partitions", "replication_factor"):
         value = getattr(topic, field)
         if isinstance(value, bool) or not isinstance(value, int) or (value < 1 and value != -1):
@@ -107,7 +101,7 @@ class TopicOps(AdminCore):
 
     async def delete_topics(self, topics: Iterable[str], *, timeout_ms: int | None = None) -> None:
         """Delete topics on the controller; raises the first topic's error, naming the topic."""
-        names = list(dict.fromkeys(_check_topic_name(t) for t in topics))
+        names = list(dict.fromkeys(check_topic_name(t) for t in topics))
         if not names:
             return
         wait = timeout_ms if timeout_ms is not None else self.config.request_timeout_ms
@@ -134,7 +128,7 @@ class TopicOps(AdminCore):
         """Grow topics to ``{topic: total_count}`` partitions (or :class:`NewPartitions` with assignments)."""
         wanted: dict[str, NewPartitions] = {}
         for name, spec in new_partitions.items():
-            _check_topic_name(name)
+            check_topic_name(name)
             np = NewPartitions(spec) if isinstance(spec, int) and not isinstance(spec, bool) else spec
             if not isinstance(np, NewPartitions) or not isinstance(np.total_count, int) or np.total_count < 1:
                 raise errors.IllegalArgumentError(
@@ -187,7 +181,7 @@ class TopicOps(AdminCore):
 
         A topic that does not exist raises UnknownTopicOrPartitionError naming it.
         """
-        names = None if topics is None else list(dict.fromkeys(_check_topic_name(t) for t in topics))
+        names = None if topics is None else list(dict.fromkeys(check_topic_name(t) for t in topics))
         if names == []:
             return []
 

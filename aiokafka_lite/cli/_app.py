@@ -39,19 +39,50 @@ def _common(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--uvloop", action="store_true", help="run on uvloop (when installed)")
 
 
+EXAMPLES = f"""examples:
+  {PROG} broker &                                   # Tansu on 127.0.0.1:9092
+  {PROG} topics create events -p 3
+  seq 100 | {PROG} produce events                   # one record per line
+  printf 'k1:v1\\n' | {PROG} produce events -K :     # key:value
+  {PROG} consume events -o beginning -e             # everything there is, then exit
+  {PROG} consume events -o -10 -f '%p/%o %k=%s\\n'   # the last 10 per partition, kcat format
+  {PROG} consume events other -o s@1763928000000 -J # two topics, from a time, JSON envelopes
+  {PROG} -L                                         # brokers, topics, partitions (kcat -L)
+  {PROG} offsets events --time 2026-11-23T20:00:00Z
+  {PROG} groups describe billing                    # committed offsets and lag
+  {PROG} groups reset-offsets billing --topic events --to-earliest            # dry run
+  {PROG} groups reset-offsets billing --topic events --to-earliest --execute
+  {PROG} configs describe topic events
+  {PROG} configs alter topic events --set retention.ms=86400000
+  {PROG} bench produce -n 100000
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    from . import cmd_bench, cmd_broker, cmd_consume, cmd_groups, cmd_produce, cmd_smoke, cmd_topics
+    from . import (
+        cmd_bench,
+        cmd_broker,
+        cmd_configs,
+        cmd_consume,
+        cmd_groups,
+        cmd_metadata,
+        cmd_produce,
+        cmd_smoke,
+        cmd_topics,
+    )
 
     parser = _Parser(
         prog=PROG,
         description="An asyncio-native Kafka client's command line: a development broker, topics, "
-                    "produce, consume, groups, benchmarks and a smoke test.",
-        epilog=f"Run `{PROG} COMMAND --help` for a command's options.",
+                    "produce, consume, groups, offsets, configs, metadata, benchmarks and a smoke test.",
+        epilog=EXAMPLES + f"\nRun `{PROG} COMMAND --help` for a command's options.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for module in (cmd_broker, cmd_topics, cmd_produce, cmd_consume, cmd_groups, cmd_bench, cmd_smoke):
+    for module in (cmd_broker, cmd_topics, cmd_produce, cmd_consume, cmd_groups, cmd_metadata, cmd_configs,
+                   cmd_bench, cmd_smoke):
         module.register(sub, _common)
     return parser
 
@@ -60,7 +91,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (the console script passes it to sys.exit)."""
     try:
         try:
-            args = build_parser().parse_args(list(argv) if argv is not None else None)
+            given = list(argv) if argv is not None else sys.argv[1:]
+            if given[:1] == ["-L"]:  # kcat's metadata listing: `aiokafka-lite -L -b host`
+                given[0] = "metadata"
+            args = build_parser().parse_args(given)
         except SystemExit as exc:  # --help / --version
             return exc.code if isinstance(exc.code, int) else 0
         handler: Any = args.handler

@@ -26,8 +26,11 @@ def unescape(text: str) -> str:
     return "".join(out)
 
 
-async def read_lines(stream: BinaryIO, *, chunk_size: int = 1 << 16) -> AsyncIterator[bytes]:
+async def read_lines(stream: BinaryIO, *, chunk_size: int = 1 << 16,
+                     delimiter: bytes = b"\n") -> AsyncIterator[bytes]:
     """Lines of ``stream`` (without their ``\n`` or ``\r\n``), read by a daemon thread.
+
+    Another ``delimiter`` (``produce -D``) splits there instead, and a ``\r`` before it is kept.
 
     A daemon thread rather than the loop's executor: a blocking read of a terminal must not keep the
     process alive after Ctrl-C. The queue is bounded so a fast file cannot outrun the producer.
@@ -68,6 +71,7 @@ async def read_lines(stream: BinaryIO, *, chunk_size: int = 1 << 16) -> AsyncIte
 
     threading.Thread(target=reader, name="aiokafka-lite-stdin", daemon=True).start()
     pending = b""
+    crlf = delimiter == b"\n"
     try:
         while True:
             item = await queue.get()
@@ -75,11 +79,11 @@ async def read_lines(stream: BinaryIO, *, chunk_size: int = 1 << 16) -> AsyncIte
                 break
             if isinstance(item, BaseException):
                 raise item
-            parts = (pending + item).split(b"\n")
+            parts = (pending + item).split(delimiter)
             pending = parts.pop()
             for line in parts:
-                yield line[:-1] if line.endswith(b"\r") else line
+                yield line[:-1] if crlf and line.endswith(b"\r") else line
         if pending:
-            yield pending[:-1] if pending.endswith(b"\r") else pending
+            yield pending[:-1] if crlf and pending.endswith(b"\r") else pending
     finally:
         abandoned.set()

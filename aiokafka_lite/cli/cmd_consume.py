@@ -7,14 +7,16 @@ import inspect
 import sys
 import time
 from collections.abc import Callable
+from contextlib import AsyncExitStack
 from typing import Any
 
 from .. import errors
 from ..structs import TopicPartition
 from ._clients import CLI_SESSION_TIMEOUT_MS, settings, started
-from ._format import RecordFormatter
+from ._format import DelimitedFormatter, KcatFormatter, RecordFormatter, json_envelope
+from ._offsets import end_offsets
 from ._runtime import CLIError, StopSignal, race
-from ._settings import CONSUMER
+from ._settings import ADMIN, CONSUMER
 
 
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -22,23 +24,41 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
         "consume", help="print records of a topic",
         description="Print records of TOPIC, one per line. Without --group every partition is read "
                     "directly; with --group the consumer joins the group and commits what it printed.")
-    p.add_argument("topic", metavar="TOPIC")
+    p.add_argument("topics", nargs="+", metavar="TOPIC", help="one or more topics")
     p.add_argument("-g", "--group", help="consumer group id (group.id)")
+    p.add_argument("-o", "--offset", default=None, metavar="SPEC",
+                   help="where to start: beginning, end (the default), N (that offset), -N (N before the "
+                        "end), s@MS (the first record at or after that timestamp in ms); with --group only "
+                        "beginning or end, for partitions without a committed offset")
     p.add_argument("--from-beginning", action="store_true",
-                   help="start at the earliest offset when nothing is committed (auto.offset.reset=earliest)")
+                   help="same as -o beginning (auto.offset.reset=earliest with --group)")
     p.add_argument("-p", "--partition", type=int, action="append", default=None,
                    help="read only this partition (without --group); repeatable")
-    p.add_argument("-n", "--max-messages", type=int, default=None, metavar="N",
+    p.add_argument("-n", "--max-messages", "-c", type=int, default=None, metavar="N",
                    help="exit after N records; fails if they do not arrive within --timeout")
     p.add_argument("-e", "--exit-at-end", action="store_true",
                    help="exit once every assigned partition is read to the end offset it had at start")
     p.add_argument("-t", "--timeout", type=float, default=None, metavar="SECONDS",
                    help="exit when no record arrives for this long (default: wait for ever; "
                         "30 with -n)")
-    p.add_argument("-F", "--format", default="{value}",
-                   help=r"'json' or a template over {topic} {partition} {offset} {timestamp} "
-                        r"{timestamp_type} {key} {value} {headers} {key_size} {value_size}; "
-                        r"\t and \n work (default: {value})")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("-F", "--format", default=None,
+                     help=r"'json' or a template over {topic} {partition} {offset} {timestamp} "
+                          r"{timestamp_type} {key} {value} {headers} {key_size} {value_size}; "
+                          r"\t and \n work (default: {value})")
+    out.add_argument("-f", dest="kcat_format", default=None, metavar="FMT",
+                     help=r"kcat's format: %%t topic, %%p partition, %%o offset, %%k key, %%s value, "
+                          r"%%T timestamp, %%h headers, %%S value size, %%K key size, %%%% a %%; \n \t work; "
+                          r"nothing is added after a record (end FMT with \n)")
+    out.add_argument("-J", "--json-envelope", action="store_true",
+                     help="kcat's JSON envelope per record: topic, partition, offset, tstype, ts, "
+                          "headers, key, payload")
+    p.add_argument("-K", "--key-delimiter", default=None, metavar="DELIM",
+                   help=r"print the key, DELIM, then the value (default output only; \t works)")
+    p.add_argument("-D", "--delimiter", default="\\n", metavar="DELIM",
+                   help=r"written after each record in the default output (default: \n)")
+    p.add_argument("-Z", "--null", action="store_true",
+                   help="print a missing (NULL) key or value as NULL instead of nothing")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     common(p)
     p.set_defaults(handler=run)
@@ -48,22 +68,71 @@ async def _maybe(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-async def _assign_all(consumer: Any, topic: str, only: list[int] | None, from_beginning: bool) -> None:
-    parts = await _maybe(consumer.partitions_for_topic(topic))
-    if not parts:
-        raise CLIError(f"topic {topic!r} does not exist (or has no partitions)")
-    chosen = sorted(parts)
-    if only:
-        missing = sorted(set(only) - set(chosen))
-        if missing:
-            raise CLIError(f"topic {topic!r} has no partition {missing[0]} (it has {len(chosen)})")
-        chosen = sorted(set(only))
-    tps = [TopicPartition(topic, p) for p in chosen]
+def parse_offset(spec: str | None) -> tuple[str, int]:
+    """``-o``: ("beginning"|"end", 0), ("offset", N), ("tail", N) for -N, or ("time", ms)."""
+    if spec is None or spec == "end":
+        return "end", 0
+    if spec == "beginning":
+        return "beginning", 0
+    try:
+        if spec.startswith("s@"):
+            ms = int(spec[2:])
+            if ms >= 0:
+                return "time", ms
+        else:
+            n = int(spec)
+            return ("tail", -n) if spec.startswith("-") else ("offset", n)
+    except ValueError:
+        pass
+    raise CLIError(f"bad -o {spec!r}: use beginning, end, N, -N or s@<timestamp in ms>", code=2)
+
+
+async def _assign_all(consumer: Any, admin: Any, topics: list[str], only: list[int] | None,
+                      start: tuple[str, int]) -> None:
+    tps: list[TopicPartition] = []
+    for topic in topics:
+        parts = await _maybe(consumer.partitions_for_topic(topic))
+        if not parts:
+            raise CLIError(f"topic {topic!r} does not exist (or has no partitions)")
+        chosen = sorted(parts)
+        if only:
+            missing = sorted(set(only) - set(chosen))
+            if missing:
+                raise CLIError(f"topic {topic!r} has no partition {missing[0]} (it has {len(chosen)})")
+            chosen = sorted(set(only))
+        tps.extend(TopicPartition(topic, p) for p in chosen)
     consumer.assign(tps)
-    if from_beginning:
+    how, n = start
+    if how == "beginning":
         await _maybe(consumer.seek_to_beginning(*tps))
-    else:
-        await _maybe(consumer.seek_to_end(*tps))
+        return
+    if how == "offset":
+        for tp in tps:
+            consumer.seek(tp, n)
+        return
+    ends = await end_offsets(admin, tps)  # the true ends (Tansu's ListOffsets latest falls short)
+    if how == "end":
+        for tp in tps:
+            consumer.seek(tp, ends[tp])
+    elif how == "tail":
+        firsts = await _maybe(consumer.beginning_offsets(tps))
+        for tp in tps:
+            consumer.seek(tp, max(firsts[tp], ends[tp] - n))
+    else:  # time
+        found = await _maybe(consumer.offsets_for_times({tp: n for tp in tps}))
+        for tp in tps:
+            hit = found.get(tp)
+            consumer.seek(tp, ends[tp] if hit is None else hit.offset)
+
+
+def _formatter(args: argparse.Namespace) -> Callable[[Any], bytes]:
+    if args.json_envelope:
+        return json_envelope
+    if args.kcat_format is not None:
+        return KcatFormatter(args.kcat_format, null=args.null)
+    if args.format is not None:
+        return RecordFormatter(args.format)
+    return DelimitedFormatter(delimiter=args.delimiter, key_delimiter=args.key_delimiter, null=args.null)
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -71,11 +140,24 @@ async def run(args: argparse.Namespace) -> int:
         raise CLIError("-n/--max-messages must be at least 1", code=2)
     if args.partition and args.group:
         raise CLIError("--partition reads partitions directly; it cannot go with --group", code=2)
-    formatter = RecordFormatter(args.format)
+    if args.from_beginning and args.offset not in (None, "beginning"):
+        raise CLIError("--from-beginning and -o say different things; give one", code=2)
+    start = parse_offset("beginning" if args.from_beginning else args.offset)
+    if args.group and start[0] not in ("beginning", "end"):
+        raise CLIError("with --group, -o takes beginning or end (where partitions without a committed "
+                       "offset start); move a group's offsets with `groups reset-offsets`", code=2)
+    custom = args.json_envelope or args.kcat_format is not None or args.format is not None
+    if custom and (args.key_delimiter is not None or args.delimiter != "\\n"):
+        raise CLIError("-K and -D shape the default output; with -f write them into the format", code=2)
+    topics = list(dict.fromkeys(args.topics))
+    formatter = _formatter(args)
     overrides: dict[str, Any] = {"group_id": args.group}
-    if args.from_beginning:
+    if args.group and start[0] == "beginning":
         overrides["auto_offset_reset"] = "earliest"
-    kwargs = settings(args, CONSUMER, overrides)["consumer"]
+    elif args.group and args.offset == "end":
+        overrides["auto_offset_reset"] = "latest"
+    tables = settings(args, CONSUMER + ADMIN, overrides)
+    kwargs, admin_kw = tables["consumer"], tables["admin"]
     # A short session keeps an interactive join quick: Tansu, for one, holds the first JoinGroup for half
     # the session timeout waiting for more members (22 s at Kafka's 45 s default). -X overrides it.
     kwargs.setdefault("session_timeout_ms", CLI_SESSION_TIMEOUT_MS)
@@ -83,20 +165,23 @@ async def run(args: argparse.Namespace) -> int:
         kwargs["enable_auto_commit"] = False  # we commit exactly what was printed, at the end
     idle = args.timeout if args.timeout is not None else (30.0 if args.max_messages else None)
 
+    from ..admin import Admin
     from ..consumer import Consumer
 
-    consumer = Consumer(args.topic, **kwargs) if args.group else Consumer(**kwargs)
+    consumer = Consumer(*topics, **kwargs) if args.group else Consumer(**kwargs)
     out = sys.stdout.buffer
     count = 0
     reason = "done"
     ends: dict[TopicPartition, int] = {}
     with StopSignal() as stop:
-        async with started(consumer, args, "consumer"):
+        async with AsyncExitStack() as stack:
+            await stack.enter_async_context(started(consumer, args, "consumer"))
+            admin = await stack.enter_async_context(started(Admin(**admin_kw), args, "admin"))
             if not args.group:
-                await _assign_all(consumer, args.topic, args.partition, args.from_beginning)
+                await _assign_all(consumer, admin, topics, args.partition, start)
             last = time.monotonic()
             while args.max_messages is None or count < args.max_messages:
-                if args.exit_at_end and await _at_end(consumer, ends):
+                if args.exit_at_end and await _at_end(consumer, admin, ends):
                     reason = "end"
                     break
                 wait = 0.5 if idle is None else max(0.0, min(0.5, idle - (time.monotonic() - last)))
@@ -123,24 +208,25 @@ async def run(args: argparse.Namespace) -> int:
                     await consumer.commit()
                 except errors.KafkaError as exc:
                     raise CLIError(f"printed {count} records but could not commit them: {exc}") from exc
+    names = ", ".join(topics)
     if not args.quiet:
-        print(f"consumed {count} records from {args.topic}", file=sys.stderr)
+        print(f"consumed {count} records from {names}", file=sys.stderr)
     if args.max_messages is not None and count < args.max_messages:
         if reason == "signal":
             return 130
-        raise CLIError(f"got {count} of {args.max_messages} records from {args.topic} "
+        raise CLIError(f"got {count} of {args.max_messages} records from {names} "
                        f"(nothing new for {idle:g} s)")
     return 0
 
 
-async def _at_end(consumer: Any, ends: dict[TopicPartition, int]) -> bool:
+async def _at_end(consumer: Any, admin: Any, ends: dict[TopicPartition, int]) -> bool:
     """True once every assigned partition's position reached its end offset when first seen."""
     assigned = list(consumer.assignment())
     if not assigned:
         return False
     new = [tp for tp in assigned if tp not in ends]
     if new:
-        ends.update(await _maybe(consumer.end_offsets(new)))
+        ends.update(await end_offsets(admin, new))  # the true ends, even on Tansu
     for tp in assigned:
         if await _maybe(consumer.position(tp)) < ends[tp]:
             return False

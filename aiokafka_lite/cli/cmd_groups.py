@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from ..structs import TopicPartition
 from ._clients import settings, started
-from ._settings import ADMIN
+from ._offsets import end_offsets
+from ._runtime import CLIError
+from ._settings import ADMIN, CONSUMER
 
 
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -30,6 +33,31 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--json", action="store_true", help="one JSON object per group")
     common(p)
     p.set_defaults(handler=_describe)
+
+    p = actions.add_parser(
+        "reset-offsets", help="move a group's committed offsets (a dry run unless --execute)",
+        description="Compute new committed offsets for GROUP and print them; with --execute, commit "
+                    "them. The group must have no active members when executing.")
+    p.add_argument("group", metavar="GROUP")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--topic", action="append", default=None, metavar="TOPIC",
+                       help="a topic whose partitions to move; repeatable")
+    which.add_argument("--all-topics", action="store_true", help="every topic the group has offsets for")
+    p.add_argument("-p", "--partition", type=int, action="append", default=None,
+                   help="only this partition of the topics; repeatable")
+    to = p.add_mutually_exclusive_group(required=True)
+    to.add_argument("--to-earliest", action="store_true", help="the first offset still in the log")
+    to.add_argument("--to-latest", action="store_true", help="the end of the log")
+    to.add_argument("--to-offset", type=int, metavar="N", help="offset N (kept within the log)")
+    to.add_argument("--shift-by", type=int, metavar="N", help="the committed offset plus N (may be negative)")
+    to.add_argument("--to-datetime", metavar="WHEN",
+                    help="the first record at or after WHEN: ms since the epoch or ISO 8601 "
+                         "(2026-11-23T20:00:00Z)")
+    run = p.add_mutually_exclusive_group()
+    run.add_argument("--dry-run", action="store_true", help="only print the new offsets (the default)")
+    run.add_argument("--execute", action="store_true", help="commit the new offsets")
+    common(p)
+    p.set_defaults(handler=_reset)
 
     p = actions.add_parser("delete", help="delete empty groups", description="Delete (empty) groups.")
     p.add_argument("groups", nargs="+", metavar="GROUP")
@@ -60,8 +88,7 @@ async def _describe(args: argparse.Namespace) -> int:
                 for tp in m.assignment:
                     owner[tp] = m
             tps = sorted(set(committed) | set(owner))
-            ends = {tp: r.offset for tp, r in (await admin.list_offsets(
-                {tp: "latest" for tp in tps})).items()} if tps else {}
+            ends = await end_offsets(admin, tps)  # true ends: Tansu's ListOffsets(latest) falls short
             rows: list[dict[str, Any]] = []
             for tp in tps:
                 c = committed.get(tp)
@@ -100,4 +127,62 @@ async def _delete(args: argparse.Namespace) -> int:
         await admin.delete_groups(groups)
         for g in groups:
             print(f"deleted group {g}")
+    return 0
+
+
+async def _reset(args: argparse.Namespace) -> int:
+    from ..admin import Admin
+    from ..consumer import Consumer
+    from .cmd_metadata import parse_time, partitions_of
+
+    when = parse_time(args.to_datetime) if args.to_datetime is not None else None
+    kw = settings(args, CONSUMER + ADMIN, {"group_id": args.group})
+    async with started(Admin(**kw["admin"]), args, "admin") as admin:
+        committed = {tp: om.offset for tp, om in
+                     (await admin.list_consumer_group_offsets(args.group)).items() if om.offset >= 0}
+        if args.all_topics:
+            tps = sorted(tp for tp in committed if not args.partition or tp.partition in args.partition)
+            if not tps:
+                raise CLIError(f"group {args.group!r} has no committed offsets")
+        else:
+            tps = await partitions_of(admin, list(dict.fromkeys(args.topic)), args.partition)
+        earliest = await admin.list_offsets({tp: "earliest" for tp in tps})
+        firsts = {tp: r.offset for tp, r in earliest.items()}
+        ends = await end_offsets(admin, tps)
+        if when is not None:
+            at = {tp: r.offset for tp, r in (await admin.list_offsets({tp: when for tp in tps})).items()}
+        new: dict[TopicPartition, int] = {}
+        for tp in tps:
+            if args.to_earliest:
+                target = firsts[tp]
+            elif args.to_latest:
+                target = ends[tp]
+            elif args.to_offset is not None:
+                target = args.to_offset
+            elif args.shift_by is not None:
+                if tp not in committed:
+                    raise CLIError(f"--shift-by: group {args.group!r} has no committed offset for "
+                                   f"{tp.topic}-{tp.partition}")
+                target = committed[tp] + args.shift_by
+            else:
+                target = at[tp] if at[tp] >= 0 else ends[tp]
+            new[tp] = min(max(target, firsts[tp]), ends[tp])
+        if args.execute:
+            (d,) = await admin.describe_groups([args.group])
+            if d.members:
+                raise CLIError(f"group {args.group!r} has {len(d.members)} active member(s) (state "
+                               f"{d.state}); stop them before resetting its offsets")
+            consumer_kw = dict(kw["consumer"], enable_auto_commit=False)
+            async with started(Consumer(**consumer_kw), args, "consumer") as consumer:
+                consumer.assign(list(new))
+                await consumer.commit(dict(new))
+    header = ("TOPIC", "PARTITION", "CURRENT", "NEW")
+    table = [header] + [(tp.topic, str(tp.partition), _dash(committed.get(tp)), str(off))
+                        for tp, off in new.items()]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for row in table:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    if not args.execute:
+        print(f"dry run: nothing committed; add --execute to commit these offsets for {args.group}",
+              file=sys.stderr)
     return 0

@@ -37,6 +37,10 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
                    help="batch compression (compression.type)")
     p.add_argument("-a", "--acks", choices=("0", "1", "all", "-1"), default=None, help="acks setting")
     p.add_argument("--keep-empty", action="store_true", help="produce empty lines as empty values")
+    p.add_argument("-D", "--delimiter", default=None, metavar="DELIM",
+                   help=r"records are separated by DELIM instead of a newline (e.g. '|' or '\0')")
+    p.add_argument("-Z", "--null", action="store_true",
+                   help="an empty value or key is sent as NULL (a tombstone); empty lines are kept")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: on for a file when stderr is a terminal)")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
@@ -60,13 +64,17 @@ async def run(args: argparse.Namespace) -> int:
     sep = unescape(args.key_separator).encode() if args.key_separator else None
     if sep == b"":
         raise UsageError("--key-separator may not be empty")
+    delimiter = unescape(args.delimiter).encode() if args.delimiter is not None else b"\n"
+    if delimiter == b"":
+        raise UsageError("--delimiter may not be empty")
+    keep_empty = args.keep_empty or args.null
     stream: BinaryIO
     if args.file is not None:
         try:
             stream = args.file.open("rb")
         except OSError as exc:
             raise CLIError(f"cannot read {args.file}: {exc.strerror}") from None
-        total: int | None = _count_lines(args.file, args.keep_empty)
+        total: int | None = _count_lines(args.file, keep_empty) if delimiter == b"\n" else None
         tty_default = sys.stderr.isatty()
     else:
         stream = sys.stdin.buffer
@@ -100,15 +108,17 @@ async def run(args: argparse.Namespace) -> int:
                 if args.partition not in partitions:
                     raise CLIError(f"topic {args.topic!r} has no partition {args.partition} "
                                    f"(it has {len(partitions)}: 0..{max(partitions)})")
-            async for line in read_lines(stream):
-                if not line and not args.keep_empty:
+            async for line in read_lines(stream, delimiter=delimiter):
+                if not line and not keep_empty:
                     continue
                 key: bytes | None = None
-                value = line
+                value: bytes | None = line
                 if sep is not None:
                     head, found, tail = line.partition(sep)
                     if found:
                         key, value = head, tail
+                if args.null:
+                    key, value = key or None, value or None
                 attempted += 1
                 try:
                     fut = await producer.send(args.topic, value, key=key, partition=args.partition,

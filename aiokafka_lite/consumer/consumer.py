@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import errors as Errors
 from ..config import CONSUMER, Config, dotted_to_kwargs
-from ..structs import ConsumerRecord, OffsetAndMetadata, TopicPartition
+from ..structs import ConsumerRecord, OffsetAndMetadata, TopicPartition, check_topic_name
 from . import cluster_view as cv
 from .assignors import make_assignors
 from .coordinator import GroupCoordinator
@@ -70,7 +70,7 @@ class Consumer:
         self._initial_topics = tuple(topics)
         for t in topics:
             if not isinstance(t, str) or not t:
-                raise ValueError(f"topic names must be non-empty strings, got {t!r}")
+                raise Errors.IllegalArgumentError(f"topic names must be non-empty strings, got {t!r}")
         self._started = False
         self._closed = False
         self._stop_event = asyncio.Event()
@@ -153,10 +153,13 @@ class Consumer:
             topics = [topics]
         topics = list(topics)
         if bool(topics) == (pattern is not None):
-            raise ValueError("subscribe() takes topics or a pattern (exactly one)")
+            raise Errors.IllegalArgumentError("subscribe() takes topics or a pattern (exactly one)")
         if listener is not None and not hasattr(listener, "on_partitions_revoked") and not hasattr(
                 listener, "on_partitions_assigned"):
-            raise ValueError("listener must have on_partitions_revoked/on_partitions_assigned methods")
+            raise Errors.IllegalArgumentError(
+                "listener must have on_partitions_revoked/on_partitions_assigned methods")
+        for topic in topics:
+            check_topic_name(topic)  # an illegal name would otherwise wait forever for its metadata
         if pattern is not None:
             self._subs.subscribe_pattern(pattern, listener)
             cv.track_all_topics(self._client, True)  # new matching topics show up in metadata
@@ -238,14 +241,25 @@ class Consumer:
         if max_records is None:
             return int(self._config.max_poll_records)
         if not isinstance(max_records, int) or isinstance(max_records, bool) or max_records < 1:
-            raise ValueError(f"max_records must be a positive int, got {max_records!r}")
+            raise Errors.IllegalArgumentError(f"max_records must be a positive int, got {max_records!r}")
         return max_records
 
     async def _poll(self, partitions: tuple[TopicPartition, ...], timeout_ms: float,
                     take: Callable[[], dict[TopicPartition, Any]]) -> dict[TopicPartition, Any]:
         self._check_open()
+        try:
+            return await self._poll_open(partitions, timeout_ms, take)
+        except Exception as exc:
+            # A stop() that raced this poll: whatever the interrupted step raised, the caller learns
+            # the one thing that matters.
+            if self._closed and not isinstance(exc, Errors.ConsumerStoppedError):
+                raise Errors.ConsumerStoppedError("the consumer was stopped while polling") from exc
+            raise
+
+    async def _poll_open(self, partitions: tuple[TopicPartition, ...], timeout_ms: float,
+                         take: Callable[[], dict[TopicPartition, Any]]) -> dict[TopicPartition, Any]:
         if not isinstance(timeout_ms, (int, float)) or timeout_ms < 0:
-            raise ValueError(f"timeout_ms must be a non-negative number, got {timeout_ms!r}")
+            raise Errors.IllegalArgumentError(f"timeout_ms must be a non-negative number, got {timeout_ms!r}")
         for tp in partitions:
             if not self._subs.is_assigned(tp):
                 raise Errors.IllegalStateError(f"partition {tp} is not assigned")
@@ -260,6 +274,8 @@ class Consumer:
             self._fetcher.raise_partition_errors()
             if coordinator is not None:
                 await coordinator.poll(deadline)
+                if self._closed:
+                    raise Errors.ConsumerStoppedError("the consumer was stopped while polling")
             else:
                 self._metrics.last_poll = time.monotonic()
                 if self._subs.partitions_auto_assigned:
@@ -361,7 +377,7 @@ class Consumer:
             to_commit = {}
             for tp, value in offsets.items():
                 if not isinstance(tp, TopicPartition):
-                    raise ValueError(f"commit() keys must be TopicPartition, got {tp!r}")
+                    raise Errors.IllegalArgumentError(f"commit() keys must be TopicPartition, got {tp!r}")
                 to_commit[tp] = _offset_and_metadata(value)
         await coordinator.commit_sync(to_commit, self._config.request_timeout_ms / 1000.0)
 
@@ -388,7 +404,7 @@ class Consumer:
     def seek(self, tp: TopicPartition, offset: int) -> None:
         """Read ``tp`` from ``offset`` on (buffered data of ``tp`` is dropped)."""
         if not isinstance(tp, TopicPartition):
-            raise ValueError(f"seek() takes a TopicPartition, got {tp!r}")
+            raise Errors.IllegalArgumentError(f"seek() takes a TopicPartition, got {tp!r}")
         self._subs.seek(tp, offset)
         self._fetcher.drop_buffered([tp])
 
@@ -436,9 +452,11 @@ class Consumer:
         self._check_open()
         for tp, ts in timestamps.items():
             if not isinstance(tp, TopicPartition):
-                raise ValueError(f"offsets_for_times() keys must be TopicPartition, got {tp!r}")
+                raise Errors.IllegalArgumentError(
+                    f"offsets_for_times() keys must be TopicPartition, got {tp!r}")
             if not isinstance(ts, int) or isinstance(ts, bool) or ts < 0:
-                raise ValueError(f"timestamp for {tp} must be a non-negative int (ms), got {ts!r}")
+                raise Errors.IllegalArgumentError(
+                    f"timestamp for {tp} must be a non-negative int (ms), got {ts!r}")
         return await self._offsets.list_offsets(dict(timestamps), self._config.request_timeout_ms / 1000.0)
 
     def highwater(self, tp: TopicPartition) -> int | None:
@@ -493,9 +511,9 @@ def _offset_and_metadata(value: Any) -> OffsetAndMetadata:
     else:
         om = OffsetAndMetadata(value, "")
     if not isinstance(om.offset, int) or isinstance(om.offset, bool) or om.offset < 0:
-        raise ValueError(f"offsets to commit must be non-negative ints, got {om.offset!r}")
+        raise Errors.IllegalArgumentError(f"offsets to commit must be non-negative ints, got {om.offset!r}")
     if not isinstance(om.metadata, str):
-        raise ValueError(f"commit metadata must be a str, got {om.metadata!r}")
+        raise Errors.IllegalArgumentError(f"commit metadata must be a str, got {om.metadata!r}")
     return om
 
 
@@ -503,7 +521,7 @@ def _partitions(partitions: Iterable[TopicPartition]) -> set[TopicPartition]:
     tps = set(partitions)
     for tp in tps:
         if not isinstance(tp, TopicPartition):
-            raise ValueError(f"expected TopicPartition, got {tp!r}")
+            raise Errors.IllegalArgumentError(f"expected TopicPartition, got {tp!r}")
     return tps
 
 

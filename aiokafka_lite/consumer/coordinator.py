@@ -106,6 +106,8 @@ class GroupCoordinator:
         self._last_committed: dict[TopicPartition, Any] = {}
         self._assignment_snapshot: dict[str, int] = {}
         self._closed = False
+        #: Set as close() begins: a poll() resuming after an await must not touch the join state.
+        self._closing = False
         #: Set whenever poll() has group work to do (rejoin, lost partitions, a failure).
         self.wakeup = asyncio.Event()
 
@@ -119,6 +121,8 @@ class GroupCoordinator:
 
     async def close(self, commit: bool, timeout: float) -> None:
         """Auto-commit (if on), give partitions back through the listener, leave the group, stop tasks."""
+        self._closing = True
+        self.wakeup.set()
         deadline = time.monotonic() + timeout
         if self._join_task is not None and not self._join_task.done():
             # A broker holds JoinGroup until the rebalance completes, and everything after it on the
@@ -265,13 +269,16 @@ class GroupCoordinator:
                 self._join_task = asyncio.get_running_loop().create_task(
                     self._join_and_sync(), name="aiokafka_lite-join-group")
             left = deadline - time.monotonic()
-            if not self._join_task.done():
+            task = self._join_task
+            if not task.done():
                 if left <= 0:
                     return
-                await asyncio.wait([self._join_task], timeout=left)
-                if not self._join_task.done():
+                await asyncio.wait([task], timeout=left)
+                if self._closing:  # close() took the join over while we waited
+                    raise Errors.ConsumerStoppedError("the consumer was stopped during a rebalance")
+                if not task.done():
                     return
-            task, self._join_task = self._join_task, None
+            self._join_task = None
             if task.cancelled():
                 self.rejoin_needed = True
                 return

@@ -520,9 +520,17 @@ class BrokerConnection(asyncio.Protocol):
 
     def _time_out(self, entry: _InFlight) -> None:
         corr, fut, api_key, version, deadline, sent_at = entry
+        # Name the timeout that applied: the handshake's requests (ApiVersions, SASL) run under the
+        # connection setup timeout, and a caller may give a request its own (a Fetch's wait, say).
+        if self.state == "connecting":
+            setting = "socket_connection_setup_timeout_ms"
+        elif abs(deadline - sent_at - self._request_timeout) < 1e-6:
+            setting = "request_timeout_ms"
+        else:
+            setting = "the timeout given for this request"
         error = KafkaTimeoutError(
             f"{_api_name(api_key)} v{version} request (correlation id {corr}) to {self} got no response "
-            f"within {round((deadline - sent_at) * 1000)} ms (request_timeout_ms); the connection was closed"
+            f"within {round((deadline - sent_at) * 1000)} ms ({setting}); the connection was closed"
         )
         if not fut.done():
             fut.set_exception(error)

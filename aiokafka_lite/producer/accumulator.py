@@ -280,8 +280,15 @@ class RecordAccumulator:
         batch.retry_at = retry_at
         self._insert_head(batch)
 
-    def reenqueue_split(self, halves: list[ProducerBatch]) -> None:
-        """Queue the halves of a split batch at the head of its partition, in order, to go at once."""
+    def reenqueue_split(self, batch: ProducerBatch, halves: list[ProducerBatch]) -> None:
+        """``batch`` was split: its halves take its place (and its memory reservation) at the head of
+        its partition, in order, to go at once."""
+        halves[0].reserved = batch.reserved
+        batch.reserved = 0
+        if self.sending.get(batch.tp) is batch:
+            del self.sending[batch.tp]
+        self.incomplete.discard(batch)
+        self.incomplete.update(halves)
         for half in reversed(halves):
             self._insert_head(half)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
@@ -27,7 +26,7 @@ from ..errors import (
 )
 from ..net import KafkaClient
 from ..records import BATCH_OVERHEAD, RECORD_OVERHEAD_MAX, codec_from_name
-from ..structs import OffsetAndMetadata, RecordMetadata, TopicPartition
+from ..structs import OffsetAndMetadata, RecordMetadata, TopicPartition, check_topic_name
 from .accumulator import RecordAccumulator
 from .batch import ProducerBatch
 from .bulk import BulkFuture, send_many
@@ -52,7 +51,6 @@ __all__ = ["Producer"]
 log = logging.getLogger("aiokafka_lite.producer")
 
 _time_ns = time.time_ns
-_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 
 _STOPPED = 2
 #: send() lets the Sender run after opening batches worth this many bytes.
@@ -268,9 +266,7 @@ class Producer(SendCore):
 
     async def _wait_on_metadata(self, topic: str, partition: int | None, deadline: float) -> TopicInfo:
         """Metadata trigger 1: wait (up to max_block_ms) for the topic, or for the given partition."""
-        if type(topic) is not str or not _LEGAL_TOPIC.fullmatch(topic) or topic in (".", ".."):
-            raise IllegalArgumentError(
-                f"illegal topic name {topic!r}: 1-249 characters of ASCII letters, digits, '.', '_' and '-'")
+        check_topic_name(topic)
         loop = asyncio.get_running_loop()
         info = self._topic_info(topic)
         if info is None:

@@ -549,7 +549,7 @@ class Sender:
         halves = split_batch(batch, self.acc)
         if self.idem is not None:
             self.idem.replace_split(batch, halves)
-        self.acc.reenqueue_split(halves)
+        self.acc.reenqueue_split(batch, halves)
         self.metrics.batch_splits += 1
         log.info("%s-%s: %s; split %d records into %d + %d", batch.tp.topic, batch.tp.partition,
                  batch.last_error, batch.record_count, halves[0].count(), halves[1].count())

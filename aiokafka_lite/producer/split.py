@@ -39,11 +39,9 @@ def can_split(batch: ProducerBatch, code: int | None) -> bool:
 
 
 def split_batch(batch: ProducerBatch, acc: RecordAccumulator) -> list[ProducerBatch]:
-    """Two batches holding ``batch``'s records (first half, second half), ready to be queued.
-
-    ``batch`` leaves the accumulator's incomplete set (its memory reservation moves to the first half);
-    its result gets ``parts`` so the callers' handles follow the halves.
-    """
+    """Two batches holding ``batch``'s records (first half, second half), for
+    :meth:`RecordAccumulator.reenqueue_split`; ``batch``'s result gets ``parts`` so the callers' handles
+    follow the halves. Reads the accumulator's settings only."""
     assert batch.data is not None
     records = [r for b in read_batches(batch.data) for r in b.records]
     n = len(records)
@@ -70,10 +68,6 @@ def split_batch(batch: ProducerBatch, acc: RecordAccumulator) -> list[ProducerBa
         children.append(child)
         parts.append((lo, child.result))
     parent.parts = parts
-    children[0].reserved = batch.reserved
-    batch.reserved = 0
-    acc.incomplete.discard(batch)
-    acc.incomplete.update(children)
     return children
 
 

@@ -6,6 +6,8 @@ import os
 import re
 import selectors
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -77,3 +79,43 @@ def test_port_in_use_is_one_clear_error(cli: Callable[..., Result]) -> None:
     finally:
         os.kill(proc.pid, signal.SIGTERM)
         proc.wait(timeout=15)
+
+
+def test_restart_on_the_same_port_right_after_clients_were_connected(cli: Callable[..., Result]) -> None:
+    """The broker closes its clients' connections when it stops (TIME_WAIT on its port for ~60 s);
+    the port check must not mistake that for a listener."""
+    port = free_port()
+    proc, address, broker_pid = _start("--port", str(port))
+    clients = []
+    try:
+        assert cli("topics", "create", "restart-test", "-b", address).code == 0
+        for _ in range(3):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+            sock.sendall(_API_VERSIONS)
+            _read_answer(sock)  # read in full: unread bytes would make close() a reset, not a FIN
+            clients.append(sock)
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=15)
+    assert _gone(broker_pid)
+    for sock in clients:  # the broker closed first: its side of each connection is in TIME_WAIT now
+        sock.close()
+    proc, address, _ = _start("--port", str(port))
+    try:
+        assert address == f"127.0.0.1:{port}"
+        assert cli("topics", "list", "-b", address).code == 0
+    finally:
+        os.kill(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0
+
+
+def _read_answer(sock: socket.socket) -> None:
+    data = b""
+    while len(data) < 4 or len(data) < 4 + struct.unpack(">i", data[:4])[0]:
+        chunk = sock.recv(65536)
+        assert chunk, "the broker closed the connection"
+        data += chunk
+
+
+#: An ApiVersions v0 request (api key 18, correlation id 1, client id "t"), size-prefixed.
+_API_VERSIONS = struct.pack(">ihhih", 11, 18, 0, 1, 1) + b"t"

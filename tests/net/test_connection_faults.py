@@ -15,7 +15,7 @@ import pytest
 from _net_fakes import FakeBroker, FakeConn
 
 from aiokafka_lite.config import Config
-from aiokafka_lite.errors import KafkaConnectionError, KafkaTimeoutError, ProtocolError
+from aiokafka_lite.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError, ProtocolError
 from aiokafka_lite.net import BrokerConnection, ConnectionSettings
 from aiokafka_lite.protocol import encode_response
 from aiokafka_lite.protocol.messages.api_versions import ApiVersion, ApiVersionsResponse
@@ -145,8 +145,9 @@ async def test_per_request_timeout_override(make_config: Callable[..., Config]) 
     async with FakeBroker(silent) as fake:
         conn = await _connect(fake, make_config(fake.bootstrap, request_timeout_ms=30000))
         start = time.monotonic()
-        with pytest.raises(KafkaTimeoutError, match="within 150 ms"):
+        with pytest.raises(KafkaTimeoutError, match="within 150 ms") as info:
             await asyncio.wait_for(conn.send(MetadataRequest(topics=[]), 1, timeout_ms=150), 5)
+        assert "request_timeout_ms" not in str(info.value)  # that setting (30 s) did not apply
         assert time.monotonic() - start < 1.5
 
 
@@ -320,3 +321,20 @@ async def test_reconnect_backoff_grows_then_resets(make_config: Callable[..., Co
             response = await asyncio.wait_for(client.send(1, MetadataRequest(topics=[])), 5)
             assert isinstance(response, MetadataResponse)
             assert client.is_ready(1) and client.connection_delay(1) == 0
+
+
+async def test_a_silent_handshake_names_the_setup_timeout(make_config: Callable[..., Config],
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    """ApiVersions (and SASL) run under socket_connection_setup_timeout_ms: their timeout says so, and
+    never names request_timeout_ms, which did not apply."""
+    async def never(conn: FakeConn, header: Any) -> None:
+        pass
+
+    async with FakeBroker(api_versions_reply=never) as fake:
+        config = make_config(fake.bootstrap, socket_connection_setup_timeout_ms=300, request_timeout_ms=30000)
+        conn = BrokerConnection("127.0.0.1", fake.port, ConnectionSettings(config), node_id=1)
+        with caplog.at_level("WARNING", logger="aiokafka_lite"), pytest.raises(KafkaError) as info:
+            await asyncio.wait_for(conn.connect(), 5)
+    said = str(info.value) + " ".join(r.getMessage() for r in caplog.records)
+    assert "socket_connection_setup_timeout_ms" in said, said
+    assert "request_timeout_ms" not in said, said

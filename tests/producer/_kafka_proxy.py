@@ -8,7 +8,11 @@ given faults, in order of arrival:
 
 * ``("error", code)``: not forwarded; the proxy answers every partition of it with ``code`` itself;
 * ``"drop"``: forwarded (the broker writes it), but its answer is swallowed and the client's connection
-  closed -- the outcome the client cannot know, which idempotence must resolve.
+  closed -- the outcome the client cannot know, which idempotence must resolve;
+* ``("delay", seconds)``: forwarded after ``seconds``; the connection's later requests wait behind it,
+  as on a slow link;
+* ``"close"``: not forwarded; both connections are closed at once, so the requests still in flight on
+  this connection (written by the broker or not) are never answered.
 
 Answers go back in request order, as Kafka clients require.
 """
@@ -29,7 +33,7 @@ from aiokafka_lite.protocol.messages.produce import (
 )
 
 METADATA, PRODUCE, FIND_COORDINATOR = 3, 0, 10
-Fault = Any  # ("error", code) | "drop"
+Fault = Any  # ("error", code) | "drop" | ("delay", seconds) | "close"
 
 
 class KafkaProxy:
@@ -124,6 +128,13 @@ class KafkaProxy:
                     self.produce_requests += 1
                     if self.faults:
                         fault = self.faults.popleft()
+                if fault == "close":
+                    self.injected += 1
+                    break  # the finally below closes both sides
+                if isinstance(fault, tuple) and fault[0] == "delay":
+                    self.injected += 1
+                    await asyncio.sleep(fault[1])
+                    fault = None
                 if fault is not None and fault != "drop":
                     self.injected += 1
                     _, request = decode_request(frame)

@@ -1,0 +1,1 @@
+"""Runnable examples shipped with the package (``python -m aiokafka_lite.examples.produce_consume``)."""
