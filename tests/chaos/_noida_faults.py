@@ -88,7 +88,7 @@ def _synthetic(api_key: int, request: Any, code: int) -> Any:
         return HeartbeatResponse(error_code=code)
     if api_key == JOIN_GROUP:
         return JoinGroupResponse(error_code=code, generation_id=-1, member_id=request.member_id,
-                                 leader="", protocol_name=None, members=[])
+                                 leader="", protocol_name="", members=[])
     if api_key == SYNC_GROUP:
         return SyncGroupResponse(error_code=code, assignment=b"")
     if api_key == END_TXN:
@@ -281,12 +281,6 @@ async def _read_frame(reader: asyncio.StreamReader) -> bytes | None:
         return await reader.readexactly(size)
     except (asyncio.IncompleteReadError, ConnectionError):
         return None
-
-
-def chaos_seeds(config: Any) -> list[int]:
-    """Seeds for this run: ``--chaos-seeds N`` when tests/conftest.py offers it, else 4."""
-    n = getattr(config.option, "chaos_seeds", None) or 4
-    return list(range(1, int(n) + 1))
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int) -> None:

@@ -27,7 +27,7 @@ from typing import Any
 
 import confluent_kafka
 import pytest
-from _noida_faults import INIT_PRODUCER_ID, PRODUCE, FaultProxy, chaos_seeds, create_topic, kill_hard
+from _noida_faults import INIT_PRODUCER_ID, PRODUCE, FaultProxy, create_topic, kill_hard
 
 from aiokafka_lite import Producer
 from aiokafka_lite.embedded import EmbeddedBroker, free_port
@@ -41,10 +41,6 @@ PRODUCER = {"enable_idempotence": True, "acks": "all", "request_timeout_ms": 300
             "delivery_timeout_ms": 25000, "retry_backoff_ms": 100, "reconnect_backoff_max_ms": 300,
             "linger_ms": 5}
 
-
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "seed" in metafunc.fixturenames:
-        metafunc.parametrize("seed", chaos_seeds(metafunc.config), ids=lambda s: f"seed{s}")
 
 
 def _read_log(bootstrap: str, topic: str) -> list[tuple[int, int, bytes]]:
@@ -70,18 +66,20 @@ def _read_log(bootstrap: str, topic: str) -> list[tuple[int, int, bytes]]:
         c.close()
 
 
-async def test_idempotent_producer_through_sigkill(tmp_path: Path, new_topic: Any, seed: int) -> None:
+async def test_idempotent_producer_through_sigkill(tmp_path: Path, new_topic: Any, proxy_seed: int,
+                                                   chaos_table: Any) -> None:
+    seed = proxy_seed  # tests/chaos/conftest.py: seeds 0..min(--chaos-seeds, 4)-1
     rng = random.Random(seed)
     port = free_port()
     broker = EmbeddedBroker("noida", port=port, data_dir=tmp_path / "data", log_dir=tmp_path / "log")
     await broker.astart()
     try:
-        await _run(broker, rng, new_topic(), seed)
+        await _run(broker, rng, new_topic(), seed, chaos_table)
     finally:
         await broker.astop()
 
 
-async def _run(broker: EmbeddedBroker, rng: random.Random, topic: str, seed: int) -> None:
+async def _run(broker: EmbeddedBroker, rng: random.Random, topic: str, seed: int, table: Any) -> None:
     await asyncio.to_thread(create_topic, broker.bootstrap, topic, PARTITIONS)
     await asyncio.sleep(SNAPSHOT_S)  # the topic itself must be in noida-db's snapshot before the kill
     kill_after = rng.uniform(1.2, 2.0)  # seconds into the stream
@@ -150,6 +148,7 @@ async def _run(broker: EmbeddedBroker, rng: random.Random, topic: str, seed: int
         assert noticed, (f"seed {seed}: the broker lost {len(lost)} acknowledged records and no send failed "
                          f"with a sequence error; failures {collections.Counter(map(repr, failed.values()))}")
     written_anyway = sorted(v for v in failed if v in counts)
+    table.add(seed, "aiokafka_lite/noida-sigkill", len(acked), len(lost), len(twice), 0, len(failed))
     kinds = collections.Counter(type(e).__name__ for e in failed.values())
     samples = {type(e).__name__: str(e)[:160] for e in failed.values()}
     print(f"seed {seed}: killed {kill_after:.2f}s into the stream, down {down_for:.2f}s; {len(sends)} sent, "
