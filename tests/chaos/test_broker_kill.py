@@ -37,9 +37,10 @@ PARTITIONS, KEYS = 2, 4
 #: noida-db 0.2.3 keeps its Kafka state in memory and writes it to data_dir/kafka.json about once a second
 #: (measured: a SIGKILL 0.5 s after 200 acknowledged records lost them and the topic; 1 s after, nothing).
 SNAPSHOT_S = 1.5
-PRODUCER = {"enable_idempotence": True, "acks": "all", "request_timeout_ms": 3000,
-            "delivery_timeout_ms": 25000, "retry_backoff_ms": 100, "reconnect_backoff_max_ms": 300,
-            "linger_ms": 5}
+PRODUCER: dict[str, Any] = {
+    "enable_idempotence": True, "acks": "all", "request_timeout_ms": 3000,
+    "delivery_timeout_ms": 25000, "retry_backoff_ms": 100, "reconnect_backoff_max_ms": 300,
+    "linger_ms": 5}
 
 
 

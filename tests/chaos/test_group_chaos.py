@@ -40,9 +40,10 @@ PARTITIONS = 6
 KEYS = 12
 RECORDS = 900
 MAX_POLL_INTERVAL_MS = 6000
-SETTINGS = {"heartbeat_interval_ms": 200, "session_timeout_ms": 6000, "auto_offset_reset": "earliest",
-            "enable_auto_commit": False, "max_poll_interval_ms": MAX_POLL_INTERVAL_MS,
-            "request_timeout_ms": 5000, "retry_backoff_ms": 50}
+SETTINGS: dict[str, Any] = {
+    "heartbeat_interval_ms": 200, "session_timeout_ms": 6000, "auto_offset_reset": "earliest",
+    "enable_auto_commit": False, "max_poll_interval_ms": MAX_POLL_INTERVAL_MS,
+    "request_timeout_ms": 5000, "retry_backoff_ms": 50}
 
 
 

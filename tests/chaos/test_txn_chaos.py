@@ -42,8 +42,9 @@ from aiokafka_lite.structs import TopicPartition as TP
 
 INPUTS = 240
 SRC_PARTITIONS, DST_PARTITIONS = 3, 2
-PRODUCER = {"request_timeout_ms": 4000, "retry_backoff_ms": 50, "transaction_timeout_ms": 10000,
-            "linger_ms": 2, "max_block_ms": 15000}
+PRODUCER: dict[str, Any] = {
+    "request_timeout_ms": 4000, "retry_backoff_ms": 50, "transaction_timeout_ms": 10000,
+    "linger_ms": 2, "max_block_ms": 15000}
 
 FAULTS: list[tuple[str, int, int]] = [
     ("close", 0, 0),
