@@ -1,6 +1,7 @@
 """A transactional consume-transform-produce loop on noida-db under seeded faults: connections closed
 and answers lost (Produce, AddPartitionsToTxn, TxnOffsetCommit, EndTxn) through a proxy, injected
-retriable errors, and random aborts by the loop itself.
+retriable errors, a second producer starting with the loop's transactional_id (a restarted instance:
+the loop's producer is fenced mid-transaction), and random aborts by the loop itself.
 
 Every output record names the transaction attempt that wrote it, so a read_committed reader can tell
 an aborted attempt's record from a committed one. The loop recovers as a Kafka application must: after
@@ -48,6 +49,7 @@ PRODUCER: dict[str, Any] = {
 
 FAULTS: list[tuple[str, int, int]] = [
     ("close", 0, 0),
+    ("fence", 0, 0),  # a second producer with our transactional_id starts: ours is a zombie now
     ("error", PRODUCE, NOT_LEADER_OR_FOLLOWER),
     ("error", PRODUCE, NOT_ENOUGH_REPLICAS),
     ("error", END_TXN, COORDINATOR_NOT_AVAILABLE),
@@ -135,6 +137,7 @@ async def test_consume_transform_produce_exactly_once(noida: Any, new_topic: Any
         producer = Producer(bootstrap_servers=proxy.bootstrap, transactional_id=txn_id, **PRODUCER)
         await producer.start()
         attempt = 0
+        fencers: list[asyncio.Task[None]] = []
         done = {p: 0 for p in range(SRC_PARTITIONS)}  # committed input offsets, as the loop knows them
         deadline = time.monotonic() + 60
         try:
@@ -148,6 +151,9 @@ async def test_consume_transform_produce_exactly_once(noida: Any, new_topic: Any
                     kind, api, code = FAULTS[rng.randrange(len(FAULTS))]
                     if kind == "close":
                         asyncio.get_running_loop().call_later(rng.uniform(0, 0.03), proxy.close_all)
+                    elif kind == "fence":
+                        fence = _fence(noida.bootstrap, txn_id, rng.uniform(0, 0.03))
+                        fencers.append(asyncio.create_task(fence))
                     elif kind == "error":
                         proxy.inject(api, code, rng.randint(1, 2))
                     else:
@@ -158,6 +164,7 @@ async def test_consume_transform_produce_exactly_once(noida: Any, new_topic: Any
                     await asyncio.wait_for(_one_transaction(producer, dst, group, batch, offsets, attempt,
                                                             deliberate_abort), 30)
                 except KafkaError as exc:
+                    await asyncio.gather(*fencers)  # a fencing producer must be gone before ours returns
                     failures.append(f"attempt {attempt}: {exc!r}")
                     unknown_attempts.add(attempt)
                     try:
@@ -187,6 +194,7 @@ async def test_consume_transform_produce_exactly_once(noida: Any, new_topic: Any
                     committed_attempts.add(attempt)
                     done.update({tp.partition: off for tp, off in offsets.items()})
         finally:
+            await asyncio.gather(*fencers, return_exceptions=True)
             await producer.stop(timeout=5)
 
     expected = sorted(b"in-%d" % i for i in range(INPUTS))
@@ -215,6 +223,14 @@ async def test_consume_transform_produce_exactly_once(noida: Any, new_topic: Any
           f"aborted ({len(aborted_in_log)} of them left records in the log), "
           f"{len(unknown_attempts)} unknown, "
           f"{producers_made} producers, {len(proxy.log)} faults, failures {failures[:4]}")
+
+
+async def _fence(bootstrap: str, txn_id: str, delay: float) -> None:
+    """Start (InitProducerId bumps the epoch, aborting the open transaction) and stop a producer with the
+    loop's transactional_id, as a restarted instance of the application would."""
+    await asyncio.sleep(delay)
+    async with Producer(bootstrap_servers=bootstrap, transactional_id=txn_id, **PRODUCER):
+        pass
 
 
 async def _one_transaction(producer: Producer, dst: str, group: str, batch: dict[TP, list[Any]],
