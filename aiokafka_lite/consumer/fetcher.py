@@ -22,7 +22,7 @@ import logging
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from .. import errors as Errors
@@ -30,6 +30,7 @@ from ..protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic, 
 from ..records import decode_arrow, decode_records
 from ..structs import ConsumerRecord, TopicPartition
 from . import cluster_view as cv
+from .corrupt import corrupt_error, find_corrupt
 from .fetch_session import SESSION_ERRORS, FetchPosition, FetchRequestData, FetchSessionHandler
 from .metrics import ConsumerMetrics
 from .subscription import OffsetResetStrategy, SubscriptionState
@@ -440,6 +441,22 @@ class Fetcher:
                 continue
             yield tp, cf
 
+    def _decode(self, decode: Callable[..., Any], tp: TopicPartition, cf: Any) -> Any:
+        """Decode a completed fetch. Corrupt data: the batches before the bad one are decoded alone (and
+        handed out; the next fetch starts at the bad batch), or, with none, an error that names the topic,
+        partition and offset and where seek() gets past it (corrupt.py)."""
+        kwargs = {"check_crcs": self._check_crcs, "start_offset": cf.position, "aborted": cf.aborted}
+        try:
+            return decode(cf.data, tp.topic, tp.partition, **kwargs)
+        except Errors.CorruptRecordError as exc:
+            found = find_corrupt(cf.data, decode, tp.topic, tp.partition, **kwargs)
+            if found is None or found.byte_pos == 0:
+                raise corrupt_error(tp.topic, tp.partition, cf.position, found, exc) from exc
+            cf.data = memoryview(cf.data)[:found.byte_pos]
+            log.warning("%s-%s: corrupt batch at offset %d: delivering the %d bytes before it first",
+                        tp.topic, tp.partition, found.base_offset, found.byte_pos)
+            return decode(cf.data, tp.topic, tp.partition, **kwargs)
+
     def take_records(self, max_records: int, only: Iterable[TopicPartition] | None = None
                      ) -> dict[TopicPartition, list[ConsumerRecord]]:
         """Up to ``max_records`` records in fetch order (of ``only``, if given), advancing positions."""
@@ -455,8 +472,7 @@ class Fetcher:
                 gc_on = gc.isenabled()
                 gc.disable()
                 try:
-                    res = decode_records(cf.data, tp.topic, tp.partition, check_crcs=self._check_crcs,
-                                         start_offset=cf.position, aborted=cf.aborted)
+                    res = self._decode(decode_records, tp, cf)
                 except Errors.KafkaError:
                     self._drop(tp)
                     raise
@@ -500,8 +516,7 @@ class Fetcher:
         for tp, cf in self._takeable(only):
             if cf.arrow is None:
                 try:
-                    res = decode_arrow(cf.data, tp.topic, tp.partition, check_crcs=self._check_crcs,
-                                       start_offset=cf.position, aborted=cf.aborted)
+                    res = self._decode(decode_arrow, tp, cf)
                 except Errors.KafkaError:
                     self._drop(tp)
                     raise

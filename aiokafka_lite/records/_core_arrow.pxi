@@ -196,9 +196,14 @@ cdef class _ArrowSink:
     cdef int _header_at(self, const uchar *p, Py_ssize_t end, Py_ssize_t *pos, int64_t klen) except -1:
         cdef const uchar *k = p + pos[0]
         cdef int64_t vlen = 0
+        cdef bytes fixed
         pos[0] += <Py_ssize_t>klen
         alk_read_varint(p, end, pos, &vlen)
-        self._header(k, <Py_ssize_t>klen, p + pos[0], <Py_ssize_t>vlen)
+        if alk_utf8_valid(k, <Py_ssize_t>klen):
+            self._header(k, <Py_ssize_t>klen, p + pos[0], <Py_ssize_t>vlen)
+        else:  # Arrow strings must be UTF-8: the key as the lenient decode gives it (U+FFFD)
+            fixed = PyUnicode_DecodeUTF8(<const char *>k, <Py_ssize_t>klen, "replace").encode("utf-8")
+            self._header(<const uchar *>fixed, len(fixed), p + pos[0], <Py_ssize_t>vlen)
         if vlen > 0:
             pos[0] += <Py_ssize_t>vlen
         return 0

@@ -74,8 +74,8 @@ cdef int _parse_record(const uchar *p, Py_ssize_t end, Py_ssize_t pos, RecView *
         _rv32(p, rend, &pos, &v, 5)  # header key length
         if v < 0 or v > rend - pos:
             raise CorruptRecordError(f"header key length {v} runs past the end of the record")
-        if not alk_utf8_valid(p + pos, <Py_ssize_t>v):
-            raise CorruptRecordError("header key is not valid UTF-8")
+        # A header key that is not UTF-8 (another client wrote it) is decoded leniently (U+FFFD), as the
+        # Java client does: the record is delivered, never failed as corrupt.
         pos += <Py_ssize_t>v
         _rv32(p, rend, &pos, &v, 6)  # header value length
         if v < -1 or v > rend - pos:
@@ -100,7 +100,7 @@ cdef tuple _headers(const uchar *p, RecView *r):
     cdef object key, value, pair
     for h in range(r.hdr_count):
         alk_read_varint(p, r.end, &pos, &v)
-        key = PyUnicode_DecodeUTF8(<const char *>(p + pos), <Py_ssize_t>v, NULL)
+        key = PyUnicode_DecodeUTF8(<const char *>(p + pos), <Py_ssize_t>v, "replace")
         pos += <Py_ssize_t>v
         alk_read_varint(p, r.end, &pos, &v)
         if v < 0:

@@ -95,10 +95,9 @@ def _record(buf: Any, pos: int, end: int) -> tuple[int, int, bytes | None, bytes
         n, pos = _varint32(buf, pos, rend, "header key length")
         if n < 0 or n > rend - pos:
             raise CorruptRecordError(f"header key length {n} runs past the end of the record")
-        try:
-            hkey = str(buf[pos:pos + n], "utf-8")
-        except UnicodeDecodeError:
-            raise CorruptRecordError("header key is not valid UTF-8") from None
+        # A header key that is not UTF-8 (another client wrote it) is decoded leniently (U+FFFD), as the
+        # Java client does: the record is delivered, never failed as corrupt.
+        hkey = str(buf[pos:pos + n], "utf-8", "replace")
         pos += n
         hvalue, pos = _bytes_field(buf, pos, rend, "header value")
         headers.append((hkey, hvalue))
