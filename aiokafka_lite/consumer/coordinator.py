@@ -522,10 +522,12 @@ class GroupCoordinator:
         # Static members keep their id across restarts; leaving would trigger the rebalance they avoid.
         if self.group_instance_id is not None or not self.member_id:
             return
-        if self.coordinator_id is None:
-            return
-        node = self.coordinator_id
         try:
+            # The coordinator may be unknown just now (it moved, or its connection broke): find it within
+            # the close deadline, or the group waits a whole session timeout for this member.
+            node = self.coordinator_id
+            if node is None:
+                node = await self.ensure_coordinator(deadline)
             version = await cv.api_version(self._client, node, LeaveGroupRequest)
             if version >= 3:
                 req = LeaveGroupRequest(group_id=self.group_id, members=[
