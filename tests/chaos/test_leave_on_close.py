@@ -21,7 +21,8 @@ async def test_stop_with_the_coordinator_unknown_still_leaves_the_group(
     await asyncio.to_thread(create_topic, noida.bootstrap, topic, 2)
     async with FaultProxy(noida.bootstrap) as proxy:
         consumer = Consumer(topic, bootstrap_servers=proxy.bootstrap, group_id=f"{topic}-g",
-                            session_timeout_ms=6000, heartbeat_interval_ms=100)
+                            session_timeout_ms=6000, heartbeat_interval_ms=100,
+                            enable_auto_commit=False)  # no commit on close to find the coordinator first
         await consumer.start()
         for _ in range(100):
             await consumer.poll(timeout_ms=100)
