@@ -502,7 +502,8 @@ class GroupCoordinator:
             elif not g.error_code and g.protocol_data:
                 uses = f"assignor {g.protocol_data!r} ({len(g.members)} member(s), state {g.group_state})"
         except (Errors.KafkaError, asyncio.TimeoutError, IndexError) as exc:  # the error must still come out
-            log.debug("group %r: DescribeGroups after INCONSISTENT_GROUP_PROTOCOL failed: %r", self.group_id, exc)
+            log.debug("group %r: DescribeGroups after INCONSISTENT_GROUP_PROTOCOL failed: %r",
+                      self.group_id, exc)
         return (f"{what} in group {self.group_id!r}: the group refused our assignors {offered} because its "
                 f"members use {uses}; set partition_assignment_strategy to a list that shares one with them "
                 f"(aiokafka offers 'roundrobin', librdkafka 'range,roundrobin', the Java client "

@@ -124,7 +124,8 @@ async def _aiokafka_member(bootstrap: str, group: str, topic: str) -> Any:
 
 
 @pytest.mark.parametrize("peer", ["aiokafka", "librdkafka"])
-async def test_default_assignors_join_a_group_of_peer_defaults(broker: Any, new_topic: Any, peer: str) -> None:
+async def test_default_assignors_join_a_group_of_peer_defaults(broker: Any, new_topic: Any,
+                                                               peer: str) -> None:
     """Our default list shares an assignor with each peer's default: joining a group started by aiokafka
     (roundrobin) or librdkafka (range,roundrobin), each with its own defaults, we get half the partitions.
     (Three members at once are left out: noida-db 0.2.3 then waits out the largest rebalance timeout for
