@@ -49,7 +49,8 @@ def rebalance_protocol(assignors: Iterable[Assignor]) -> RebalanceProtocol:
     """The newest protocol every configured assignor supports (as the Java client decides).
 
     The default ["range", "roundrobin", "cooperative-sticky"] therefore rebalances eagerly: that is the
-    safe first step of a rolling upgrade to cooperative rebalancing; list only "cooperative-sticky" for KIP-429.
+    safe first step of a rolling upgrade to cooperative rebalancing; list only "cooperative-sticky"
+    for KIP-429.
     """
     common: set[RebalanceProtocol] | None = None
     for a in assignors:
