@@ -22,9 +22,10 @@ class KafkaError(Exception):
     unknown_outcome: bool = False
 
     def __str__(self) -> str:
+        # Only the message: tracebacks and f"{type(e).__name__}: {e}" already name the class.
         if not self.args:
             return self.__class__.__name__
-        return f"{self.__class__.__name__}: {super().__str__()}"
+        return super().__str__()
 
 
 class IllegalStateError(KafkaError):
@@ -104,10 +105,9 @@ class BrokerResponseError(KafkaError):
     description: str = ""
 
     def __str__(self) -> str:
-        detail = super().__str__()
         base = f"[Error {self.errno}] {self.message}"
         if self.args:
-            return f"{base}: {detail.split(': ', 1)[-1]}"
+            return f"{base}: {Exception.__str__(self)}"
         return base
 
 
@@ -895,6 +895,93 @@ del _cls
 NotLeaderForPartitionError = NotLeaderOrFollowerError
 UnknownError = UnknownServerError
 KafkaProtocolError = ProtocolError
+
+# aiokafka's other names (aiokafka 0.14's ``aiokafka.errors``). Broker codes alias our class for the same
+# code, so ``except MessageSizeTooLargeError`` catches what the broker's MESSAGE_TOO_LARGE raises here.
+CorruptRecordException = CorruptMessageError
+InvalidMessageError = CorruptMessageError
+InvalidFetchRequestError = InvalidFetchSizeError
+MessageSizeTooLargeError = MessageTooLargeError
+StaleLeaderEpochCodeError = NetworkError  # code 13: aiokafka keeps the old name
+GroupLoadInProgressError = CoordinatorLoadInProgressError
+GroupCoordinatorNotAvailableError = CoordinatorNotAvailableError
+NotCoordinatorForGroupError = NotCoordinatorError
+InvalidReplicationAssignmentError = InvalidReplicaAssignmentError
+InvalidConfigurationError = InvalidConfigError
+OutOfOrderSequenceNumber = OutOfOrderSequenceNumberError
+DuplicateSequenceNumber = DuplicateSequenceNumberError
+InvalidProducerEpoch = InvalidProducerEpochError
+InvalidTxnState = InvalidTxnStateError
+InvalidProducerIdMapping = InvalidProducerIdMappingError
+InvalidTransactionTimeout = InvalidTransactionTimeoutError
+ConcurrentTransactions = ConcurrentTransactionsError
+TransactionCoordinatorFenced = TransactionCoordinatorFencedError
+TransactionalIdAuthorizationFailed = TransactionalIdAuthorizationFailedError
+SecurityDisabled = SecurityDisabledError
+OperationNotAttempted = OperationNotAttemptedError
+LogDirNotFound = LogDirNotFoundError
+SaslAuthenticationFailed = SaslAuthenticationFailedError
+UnknownProducerId = UnknownProducerIdError
+ReassignmentInProgress = ReassignmentInProgressError
+DelegationTokenAuthDisabled = DelegationTokenAuthDisabledError
+DelegationTokenNotFound = DelegationTokenNotFoundError
+DelegationTokenOwnerMismatch = DelegationTokenOwnerMismatchError
+DelegationTokenRequestNotAllowed = DelegationTokenRequestNotAllowedError
+DelegationTokenAuthorizationFailed = DelegationTokenAuthorizationFailedError
+DelegationTokenExpired = DelegationTokenExpiredError
+InvalidPrincipalType = InvalidPrincipalTypeError
+NonEmptyGroup = NonEmptyGroupError
+GroupIdNotFound = GroupIdNotFoundError
+FetchSessionIdNotFound = FetchSessionIdNotFoundError
+InvalidFetchSessionEpoch = InvalidFetchSessionEpochError
+ListenerNotFound = ListenerNotFoundError
+MemberIdRequired = MemberIdRequiredError
+# Client-side names: the class we raise in the same situation.
+NoBrokersAvailable = KafkaConnectionError
+KafkaUnavailableError = KafkaConnectionError
+CorrelationIdError = ProtocolError
+IncompatibleBrokerVersion = UnsupportedVersionError
+AuthenticationMethodNotSupported = UnsupportedSaslMechanismError
+KafkaConfigurationError = ConfigError
+IllegalOperation = IllegalStateError
+ProducerClosed = ProducerClosedError
+
+
+class NoError(KafkaError):
+    """aiokafka's name for code 0 (success); never raised."""
+
+    errno = 0
+
+
+# aiokafka raises these in situations this client has no counterpart for (its own request queueing,
+# metadata and codec handling); they exist so that ``except`` clauses written for aiokafka import, and
+# are never raised here.
+class Cancelled(KafkaError):
+    """aiokafka's; never raised by aiokafka_lite."""
+
+
+class TooManyInFlightRequests(KafkaError):
+    """aiokafka's; never raised by aiokafka_lite (requests are pipelined without that limit)."""
+
+
+class StaleMetadata(KafkaError):
+    """aiokafka's; never raised by aiokafka_lite (metadata is refreshed and retried)."""
+
+
+class MetadataEmptyBrokerList(KafkaError):
+    """aiokafka's; never raised by aiokafka_lite (an empty broker list raises KafkaConnectionError)."""
+
+
+class UnrecognizedBrokerVersion(KafkaError):
+    """aiokafka's; never raised by aiokafka_lite (versions are negotiated with ApiVersions)."""
+
+
+class UnsupportedCodecError(KafkaError):
+    """aiokafka's; never raised by aiokafka_lite (every codec is built in)."""
+
+
+class QuotaViolationError(KafkaError):
+    """aiokafka's; never raised by aiokafka_lite (throttling is honoured, not raised)."""
 
 
 class UnknownErrorCodeError(BrokerResponseError):

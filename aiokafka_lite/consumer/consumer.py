@@ -114,6 +114,9 @@ class Consumer:
         self._fetcher.start()
         if self._coordinator is not None:
             self._coordinator.start()
+        elif self._initial_topics:
+            # As aiokafka: a group-less consumer owns its topics' partitions once started, so seek() works.
+            await self._assign_all_without_group()
 
     async def stop(self) -> None:
         """Commit (with auto-commit), revoke through the listener, leave the group, close connections."""
@@ -445,6 +448,11 @@ class Consumer:
         """The partition's high watermark from the last fetch response (None before one)."""
         hw = self._subs.state(tp).high_watermark
         return None if hw < 0 else hw
+
+    def last_poll_timestamp(self, tp: TopicPartition) -> int | None:
+        """Wall-clock ms of the last fetch answer for ``tp`` (None before one), as aiokafka's."""
+        ms = self._subs.state(tp).last_fetch_ms
+        return None if ms < 0 else ms
 
     def last_stable_offset(self, tp: TopicPartition) -> int | None:
         lso = self._subs.state(tp).last_stable_offset
