@@ -73,6 +73,7 @@ class Consumer:
                 raise ValueError(f"topic names must be non-empty strings, got {t!r}")
         self._started = False
         self._closed = False
+        self._leaving = False
         self._stop_event = asyncio.Event()
 
     @classmethod
@@ -126,8 +127,10 @@ class Consumer:
         self._stop_event.set()
         try:
             if self._coordinator is not None and self._started:
+                self._leaving = True  # the listener's on_partitions_revoked may still commit()
                 await self._coordinator.close(commit=True, timeout=self._config.request_timeout_ms / 1000.0)
         finally:
+            self._leaving = False
             await self._fetcher.stop()
             await self._positions.stop()
             if self._owns_client:
@@ -354,9 +357,11 @@ class Consumer:
         """Commit the positions of everything polled so far, or the given ``{tp: offset}``.
 
         An offset is the next one to read (last processed + 1); it may be an int, an
-        :class:`OffsetAndMetadata` or an ``(offset, metadata)`` tuple.
+        :class:`OffsetAndMetadata` or an ``(offset, metadata)`` tuple. Works in the rebalance listener's
+        ``on_partitions_revoked`` while stop() hands partitions back.
         """
-        self._check_open()
+        if not self._leaving:
+            self._check_open()
         coordinator = self._require_group("commit")
         if offsets is None:
             to_commit = self._subs.all_consumed()
