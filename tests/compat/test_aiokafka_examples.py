@@ -167,7 +167,8 @@ async def test_group_consumer_with_rebalance_listener(broker: Any, new_topic: An
     topic = new_topic()
     await _create(broker.bootstrap, topic, 2)
     await _produce_values(broker.bootstrap, topic, [b"%d" % i for i in range(20)])
-    n, events = await asyncio.wait_for(example_group_listener(broker.bootstrap, topic, new_topic("g"), 20), 60)
+    n, events = await asyncio.wait_for(
+        example_group_listener(broker.bootstrap, topic, new_topic("g"), 20), 60)
     assert n == 20
     assigned = [e for kind, e in events if kind == "assigned"]
     assert assigned and assigned[0] == {TopicPartition(topic, 0), TopicPartition(topic, 1)}
