@@ -1,0 +1,37 @@
+"""Errors that used to mislead: each says what is wrong and what to check (issue 15, item 7)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from aiokafka_lite.config import Config
+from aiokafka_lite.errors import AuthenticationFailedError, KafkaConnectionError
+from aiokafka_lite.net import KafkaClient
+
+
+async def test_tls_to_a_plaintext_broker_asks_about_the_port(tansu: Any,
+                                                             make_config: Callable[..., Config]) -> None:
+    client = KafkaClient(make_config(tansu.bootstrap, security_protocol="SSL",
+                                     socket_connection_setup_timeout_ms=1500))
+    started = time.monotonic()
+    with pytest.raises(KafkaConnectionError) as info:
+        await client.start()
+    await client.close()
+    assert "is this a TLS port?" in str(info.value) and tansu.bootstrap.split(":")[1] in str(info.value)
+    assert time.monotonic() - started < 10
+
+
+async def test_sasl_to_a_broker_without_sasl_says_so(tansu: Any, make_config: Callable[..., Config]) -> None:
+    client = KafkaClient(make_config(tansu.bootstrap, security_protocol="SASL_PLAINTEXT",
+                                     sasl_mechanism="PLAIN", sasl_plain_username="u",
+                                     sasl_plain_password="p"))
+    with pytest.raises((AuthenticationFailedError, KafkaConnectionError)) as info:
+        await client.start()
+    await client.close()
+    text = str(info.value)
+    assert "it offers ['PLAIN']" not in text
+    assert "security_protocol" in text, text
