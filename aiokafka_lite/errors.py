@@ -106,9 +106,10 @@ class BrokerResponseError(KafkaError):
 
     def __str__(self) -> str:
         base = f"[Error {self.errno}] {self.message}"
+        hint = getattr(self, "hint", "")
         if self.args:
-            return f"{base}: {Exception.__str__(self)}"
-        return base
+            base = f"{base}: {Exception.__str__(self)}"
+        return f"{base} ({hint})" if hint else base
 
 
 class UnknownServerError(BrokerResponseError):
@@ -176,6 +177,11 @@ class MessageTooLargeError(BrokerResponseError):
     errno = 10
     message = "MESSAGE_TOO_LARGE"
     retriable = False
+    #: What to check, appended to the message: the broker's answer names no size or setting.
+    hint = ("the broker refused a record batch larger than the topic's max.message.bytes (broker-wide "
+            "message.max.bytes, 1 MiB by default); a batch of several records was split and retried "
+            "first, so a single record is this large: make it smaller, compress it (compression_type), or "
+            "raise max.message.bytes; this producer's batch_size and max_request_size bound what it sends")
 
 
 class StaleControllerEpochError(BrokerResponseError):
@@ -225,6 +231,11 @@ class RecordListTooLargeError(BrokerResponseError):
     errno = 18
     message = "RECORD_LIST_TOO_LARGE"
     retriable = False
+    #: What to check, appended to the message: the broker's answer names no size or setting.
+    hint = ("the broker refused a record batch larger than the topic's max.message.bytes (broker-wide "
+            "message.max.bytes, 1 MiB by default); a batch of several records was split and retried "
+            "first, so a single record is this large: make it smaller, compress it (compression_type), or "
+            "raise max.message.bytes; this producer's batch_size and max_request_size bound what it sends")
 
 
 class NotEnoughReplicasError(BrokerResponseError):

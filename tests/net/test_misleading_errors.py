@@ -35,3 +35,23 @@ async def test_sasl_to_a_broker_without_sasl_says_so(tansu: Any, make_config: Ca
     text = str(info.value)
     assert "it offers ['PLAIN']" not in text
     assert "security_protocol" in text, text
+
+
+async def test_message_too_large_names_the_settings(mock_cluster: Callable[..., Any],
+                                                    new_topic: Callable[..., str]) -> None:
+    """The broker's MESSAGE_TOO_LARGE (injected on librdkafka's mock cluster) says which limits apply."""
+    from aiokafka_lite import Producer
+    from aiokafka_lite.errors import MessageTooLargeError
+
+    mc = mock_cluster(1)
+    topic = new_topic()
+    mc.create_topic(topic, partitions=1, replication_factor=1)
+    async with Producer(bootstrap_servers=mc.bootstrap, linger_ms=0) as p:
+        await p.send_and_wait(topic, b"warm-up")
+        mc.push_request_errors(0, [MessageTooLargeError])
+        with pytest.raises(MessageTooLargeError) as info:
+            await p.send_and_wait(topic, b"x" * 1000)
+    text = str(info.value)
+    assert topic in text
+    for setting in ("max.message.bytes", "message.max.bytes", "batch_size", "max_request_size"):
+        assert setting in text, setting
