@@ -55,3 +55,49 @@ async def test_message_too_large_names_the_settings(mock_cluster: Callable[..., 
     assert topic in text
     for setting in ("max.message.bytes", "message.max.bytes", "batch_size", "max_request_size"):
         assert setting in text, setting
+
+
+async def test_a_broker_down_warns_once_then_rarely(tmp_path: Any, new_topic: Callable[..., str],
+                                                    caplog: pytest.LogCaptureFixture) -> None:
+    """While the only broker is down every metadata retry fails (every retry_backoff_ms): one WARNING,
+    then at most one per ~30 s; the rest at DEBUG."""
+    import asyncio
+    import logging
+
+    from aiokafka_lite import Consumer
+    from aiokafka_lite.embedded import EmbeddedBroker
+
+    broker = EmbeddedBroker("tansu", log_dir=tmp_path)
+    broker.start()
+    consumer = Consumer(bootstrap_servers=broker.bootstrap, retry_backoff_ms=50, metadata_max_age_ms=100,
+                        reconnect_backoff_ms=50, reconnect_backoff_max_ms=100)
+    try:
+        await consumer.start()
+        broker.stop()
+        with caplog.at_level(logging.DEBUG, logger="aiokafka_lite"):
+            await asyncio.sleep(3)
+    finally:
+        await consumer.stop()
+        if broker.running:
+            broker.stop()
+    failures = [r for r in caplog.records if "metadata update failed" in r.getMessage()]
+    warnings = [r for r in failures if r.levelno >= logging.WARNING]
+    assert len(failures) >= 5, "the broker being down was retried"
+    assert len(warnings) == 1
+
+
+def test_rate_limited_warning_repeats_every_interval_with_a_count(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    from aiokafka_lite.net._ratelimit import RateLimitedWarning
+
+    now = [0.0]
+    limiter = RateLimitedWarning(logging.getLogger("aiokafka_lite.test"), interval=30.0, clock=lambda: now[0])
+    with caplog.at_level(logging.DEBUG, logger="aiokafka_lite.test"):
+        for _ in range(100):  # 0.5 s apart: 50 s
+            limiter.warn("b1", "broker %s down", "b1")
+            now[0] += 0.5
+        limiter.recovered("b1", "broker b1")
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == ["broker b1 down", "broker b1 down (59 more time(s) since the last warning)"]
+    assert any("works again" in r.getMessage() for r in caplog.records if r.levelno == logging.INFO)
