@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import errors as Errors
 from ..config import CONSUMER, Config, dotted_to_kwargs
+from ..net._ratelimit import RateLimitedWarning
 from ..structs import ConsumerRecord, OffsetAndMetadata, TopicPartition
 from . import cluster_view as cv
 from .assignors import make_assignors
@@ -74,6 +75,8 @@ class Consumer:
         self._started = False
         self._closed = False
         self._leaving = False
+        self._missing_topic_warning = RateLimitedWarning(log)
+        self._topics_changed_at = 0.0
         self._stop_event = asyncio.Event()
 
     @classmethod
@@ -92,6 +95,7 @@ class Consumer:
     def _track_topics(self) -> None:
         """Keep the client's metadata refresh covering what we subscribe to and are assigned."""
         names = set(self._subs.subscription) | {tp.topic for tp in self._subs.assigned_partitions()}
+        self._topics_changed_at = time.monotonic()
         if names:
             cv.track_topics(self._client, names)
 
@@ -274,6 +278,7 @@ class Consumer:
             result = take()
             if result:
                 return result
+            self._warn_missing_topics()
             left = deadline - time.monotonic()
             if left <= 0:
                 return {}
@@ -291,6 +296,16 @@ class Consumer:
                     t.cancel()
             if self._closed:
                 raise Errors.ConsumerStoppedError("the consumer was stopped while polling")
+
+    def _warn_missing_topics(self) -> None:
+        """A subscribed topic the broker says does not exist would leave poll() waiting in silence."""
+        if cv.metadata_updated_at(self._client) <= self._topics_changed_at:
+            return  # no metadata answer covers the current subscription yet
+        for topic in self._subs.subscription:
+            if cv.partitions_for(self._client, topic) is None:  # an error, or absent from the answer
+                self._missing_topic_warning.warn(
+                    topic, "subscribed topic %r does not exist on the cluster (metadata has no partitions "
+                    "for it); this consumer gets none of its records until it is created", topic)
 
     def _fast_path_open(self) -> bool:
         """Data is buffered and nothing else needs poll()'s attention (a busy consumer's common case)."""

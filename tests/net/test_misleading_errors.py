@@ -101,3 +101,21 @@ def test_rate_limited_warning_repeats_every_interval_with_a_count(caplog: pytest
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warnings == ["broker b1 down", "broker b1 down (59 more time(s) since the last warning)"]
     assert any("works again" in r.getMessage() for r in caplog.records if r.levelno == logging.INFO)
+
+
+async def test_consumer_of_a_missing_topic_warns_once(broker: Any, new_topic: Callable[..., str],
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    from aiokafka_lite import Consumer
+
+    topic = new_topic("missing")
+    with caplog.at_level(logging.WARNING, logger="aiokafka_lite"):
+        async with Consumer(topic, bootstrap_servers=broker.bootstrap, group_id=new_topic("g"),
+                            session_timeout_ms=6000, heartbeat_interval_ms=300, metadata_max_age_ms=200,
+                            retry_backoff_ms=50) as consumer:
+            for _ in range(20):
+                assert await consumer.poll(timeout_ms=100) == {}
+    warned = [r.getMessage() for r in caplog.records if topic in r.getMessage()]
+    assert len(warned) == 1, warned
+    assert "does not exist" in warned[0]
