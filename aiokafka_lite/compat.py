@@ -10,6 +10,7 @@ aiokafka_lite's own. docs/migrating-from-aiokafka.md lists what differs.
 from __future__ import annotations
 
 import asyncio
+import ssl
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -55,6 +56,21 @@ def _adapt(settings: dict[str, Any], renames: dict[str, str]) -> dict[str, Any]:
             continue
         out[renames.get(key, key)] = value
     return out
+
+
+def create_ssl_context(*, cafile: str | None = None, capath: str | None = None, cadata: str | None = None,
+                       certfile: str | None = None, keyfile: str | None = None, password: str | None = None,
+                       crlfile: str | None = None) -> ssl.SSLContext:
+    """aiokafka.helpers.create_ssl_context: a client context that verifies the broker (host name included)
+    against the given CAs, with a client certificate when ``certfile`` is given."""
+    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=cafile, capath=capath,
+                                         cadata=cadata)
+    if crlfile is not None:
+        context.load_verify_locations(crlfile)
+        context.verify_flags |= ssl.VERIFY_CRL_CHECK_LEAF
+    if certfile is not None:
+        context.load_cert_chain(certfile, keyfile, password)
+    return context
 
 
 class BatchBuilder:
@@ -172,5 +188,6 @@ __all__ = [
     "RoundRobinPartitionAssignor",
     "StickyPartitionAssignor",
     "TopicPartition",
+    "create_ssl_context",
     "errors",
 ]
