@@ -109,6 +109,10 @@ class BrokerResponseError(KafkaError):
         hint = getattr(self, "hint", "")
         if self.args:
             base = f"{base}: {Exception.__str__(self)}"
+        size = getattr(self, "batch_bytes", None)
+        if size is not None:
+            records = getattr(self, "batch_records", None)
+            base = f"{base}: the refused batch held {records} record(s) in {size} bytes"
         return f"{base} ({hint})" if hint else base
 
 
@@ -177,6 +181,9 @@ class MessageTooLargeError(BrokerResponseError):
     errno = 10
     message = "MESSAGE_TOO_LARGE"
     retriable = False
+    #: Set by the producer: the refused batch's size in bytes and its record count.
+    batch_bytes: int | None = None
+    batch_records: int | None = None
     #: What to check, appended to the message: the broker's answer names no size or setting.
     hint = ("the broker refused a record batch larger than the topic's max.message.bytes (broker-wide "
             "message.max.bytes, 1 MiB by default); a batch of several records was split and retried "
@@ -231,6 +238,8 @@ class RecordListTooLargeError(BrokerResponseError):
     errno = 18
     message = "RECORD_LIST_TOO_LARGE"
     retriable = False
+    batch_bytes: int | None = None
+    batch_records: int | None = None
     #: What to check, appended to the message: the broker's answer names no size or setting.
     hint = ("the broker refused a record batch larger than the topic's max.message.bytes (broker-wide "
             "message.max.bytes, 1 MiB by default); a batch of several records was split and retried "

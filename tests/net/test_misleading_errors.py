@@ -53,6 +53,8 @@ async def test_message_too_large_names_the_settings(mock_cluster: Callable[..., 
             await p.send_and_wait(topic, b"x" * 1000)
     text = str(info.value)
     assert topic in text
+    assert "held 1 record(s) in" in text
+    assert info.value.batch_bytes is not None and info.value.batch_bytes > 1000
     for setting in ("max.message.bytes", "message.max.bytes", "batch_size", "max_request_size"):
         assert setting in text, setting
 
