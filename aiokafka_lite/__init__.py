@@ -21,6 +21,7 @@ from .structs import (
 if TYPE_CHECKING:  # type checkers see the real classes; at run time they are imported on first use
     from .admin import Admin
     from .consumer import Consumer
+    from .consumer.listener import ConsumerRebalanceListener
     from .producer import Producer
 
 __version__ = "0.1.0"
@@ -29,12 +30,14 @@ _LAZY = {
     "Producer": ("aiokafka_lite.producer", "Producer"),
     "Consumer": ("aiokafka_lite.consumer", "Consumer"),
     "Admin": ("aiokafka_lite.admin", "Admin"),
+    "ConsumerRebalanceListener": ("aiokafka_lite.consumer.listener", "ConsumerRebalanceListener"),
 }
 
 __all__ = [
     "Admin",
     "AdminSettings",
     "Consumer",
+    "ConsumerRebalanceListener",
     "ConsumerRecord",
     "ConsumerSettings",
     "NewTopic",

@@ -12,18 +12,27 @@ __all__ = [
     "BrokerIdNotRegisteredError",
     "BrokerNotAvailableError",
     "ClusterAuthorizationFailedError",
+    "ConcurrentTransactions",
     "ConcurrentTransactionsError",
     "CoordinatorLoadInProgressError",
     "CoordinatorNotAvailableError",
     "CorruptMessageError",
+    "CorruptRecordException",
+    "DelegationTokenAuthDisabled",
     "DelegationTokenAuthDisabledError",
+    "DelegationTokenAuthorizationFailed",
     "DelegationTokenAuthorizationFailedError",
+    "DelegationTokenExpired",
     "DelegationTokenExpiredError",
+    "DelegationTokenNotFound",
     "DelegationTokenNotFoundError",
+    "DelegationTokenOwnerMismatch",
     "DelegationTokenOwnerMismatchError",
+    "DelegationTokenRequestNotAllowed",
     "DelegationTokenRequestNotAllowedError",
     "DuplicateBrokerRegistrationError",
     "DuplicateResourceError",
+    "DuplicateSequenceNumber",
     "DuplicateSequenceNumberError",
     "DuplicateVoterError",
     "ElectionNotNeededError",
@@ -33,10 +42,14 @@ __all__ = [
     "FencedLeaderEpochError",
     "FencedMemberEpochError",
     "FencedStateEpochError",
+    "FetchSessionIdNotFound",
     "FetchSessionIdNotFoundError",
     "FetchSessionTopicIdError",
     "GroupAuthorizationFailedError",
+    "GroupCoordinatorNotAvailableError",
+    "GroupIdNotFound",
     "GroupIdNotFoundError",
+    "GroupLoadInProgressError",
     "GroupMaxSizeReachedError",
     "GroupSubscribedToTopicError",
     "IllegalGenerationError",
@@ -48,17 +61,25 @@ __all__ = [
     "IneligibleReplicaError",
     "InvalidCommitOffsetSizeError",
     "InvalidConfigError",
+    "InvalidConfigurationError",
+    "InvalidFetchRequestError",
+    "InvalidFetchSessionEpoch",
     "InvalidFetchSessionEpochError",
     "InvalidFetchSizeError",
     "InvalidGroupIdError",
+    "InvalidMessageError",
     "InvalidPartitionsError",
+    "InvalidPrincipalType",
     "InvalidPrincipalTypeError",
+    "InvalidProducerEpoch",
     "InvalidProducerEpochError",
+    "InvalidProducerIdMapping",
     "InvalidProducerIdMappingError",
     "InvalidRecordError",
     "InvalidRecordStateError",
     "InvalidRegistrationError",
     "InvalidReplicaAssignmentError",
+    "InvalidReplicationAssignmentError",
     "InvalidReplicationFactorError",
     "InvalidRequestError",
     "InvalidRequiredAcksError",
@@ -66,23 +87,31 @@ __all__ = [
     "InvalidShareSessionEpochError",
     "InvalidTimestampError",
     "InvalidTopicError",
+    "InvalidTransactionTimeout",
     "InvalidTransactionTimeoutError",
+    "InvalidTxnState",
     "InvalidTxnStateError",
     "InvalidUpdateVersionError",
     "InvalidVoterKeyError",
     "KafkaStorageError",
     "LeaderNotAvailableError",
+    "ListenerNotFound",
     "ListenerNotFoundError",
+    "LogDirNotFound",
     "LogDirNotFoundError",
+    "MemberIdRequired",
     "MemberIdRequiredError",
+    "MessageSizeTooLargeError",
     "MessageTooLargeError",
     "MismatchedEndpointTypeError",
     "NetworkError",
     "NewLeaderElectedError",
     "NoReassignmentInProgressError",
+    "NonEmptyGroup",
     "NonEmptyGroupError",
     "NotControllerError",
     "NotCoordinatorError",
+    "NotCoordinatorForGroupError",
     "NotEnoughReplicasAfterAppendError",
     "NotEnoughReplicasError",
     "NotLeaderOrFollowerError",
@@ -90,25 +119,31 @@ __all__ = [
     "OffsetMovedToTieredStorageError",
     "OffsetNotAvailableError",
     "OffsetOutOfRangeError",
+    "OperationNotAttempted",
     "OperationNotAttemptedError",
+    "OutOfOrderSequenceNumber",
     "OutOfOrderSequenceNumberError",
     "PolicyViolationError",
     "PositionOutOfRangeError",
     "PreferredLeaderNotAvailableError",
     "PrincipalDeserializationFailureError",
     "ProducerFenced",
+    "ReassignmentInProgress",
     "ReassignmentInProgressError",
     "RebalanceInProgressError",
     "RecordListTooLargeError",
     "ReplicaNotAvailableError",
     "RequestTimedOutError",
     "ResourceNotFoundError",
+    "SaslAuthenticationFailed",
     "SaslAuthenticationFailedError",
+    "SecurityDisabled",
     "SecurityDisabledError",
     "ShareSessionNotFoundError",
     "SnapshotNotFoundError",
     "StaleBrokerEpochError",
     "StaleControllerEpochError",
+    "StaleLeaderEpochCodeError",
     "StaleMemberEpochError",
     "TelemetryTooLargeError",
     "ThrottlingQuotaExceededError",
@@ -116,13 +151,16 @@ __all__ = [
     "TopicAuthorizationFailedError",
     "TopicDeletionDisabledError",
     "TransactionAbortableError",
+    "TransactionCoordinatorFenced",
     "TransactionCoordinatorFencedError",
+    "TransactionalIdAuthorizationFailed",
     "TransactionalIdAuthorizationFailedError",
     "TransactionalIdNotFoundError",
     "UnacceptableCredentialError",
     "UnknownControllerIdError",
     "UnknownLeaderEpochError",
     "UnknownMemberIdError",
+    "UnknownProducerId",
     "UnknownProducerIdError",
     "UnknownServerError",
     "UnknownSubscriptionIdError",
@@ -205,6 +243,14 @@ class MessageTooLargeError(BrokerResponseError):
     errno = 10
     message = "MESSAGE_TOO_LARGE"
     retriable = False
+    #: Set by the producer: the refused batch's size in bytes and its record count.
+    batch_bytes: int | None = None
+    batch_records: int | None = None
+    #: What to check, appended to the message: the broker's answer names no size or setting.
+    hint = ("the broker refused a record batch larger than the topic's max.message.bytes (broker-wide "
+            "message.max.bytes, 1 MiB by default); a batch of several records was split and retried "
+            "first, so a single record is this large: make it smaller, compress it (compression_type), or "
+            "raise max.message.bytes; this producer's batch_size and max_request_size bound what it sends")
 
 
 class StaleControllerEpochError(BrokerResponseError):
@@ -257,6 +303,13 @@ class RecordListTooLargeError(BrokerResponseError):
     errno = 18
     message = "RECORD_LIST_TOO_LARGE"
     retriable = False
+    batch_bytes: int | None = None
+    batch_records: int | None = None
+    #: What to check, appended to the message: the broker's answer names no size or setting.
+    hint = ("the broker refused a record batch larger than the topic's max.message.bytes (broker-wide "
+            "message.max.bytes, 1 MiB by default); a batch of several records was split and retried "
+            "first, so a single record is this large: make it smaller, compress it (compression_type), or "
+            "raise max.message.bytes; this producer's batch_size and max_request_size bound what it sends")
 
 
 class NotEnoughReplicasError(BrokerResponseError):
@@ -912,3 +965,45 @@ class VoterNotFoundError(BrokerResponseError):
     errno = 127
     message = "VOTER_NOT_FOUND"
     retriable = False
+
+
+# aiokafka's other names (aiokafka 0.14's ``aiokafka.errors``). Broker codes alias our class for the same
+# code, so ``except MessageSizeTooLargeError`` catches what the broker's MESSAGE_TOO_LARGE raises here.
+CorruptRecordException = CorruptMessageError
+InvalidMessageError = CorruptMessageError
+InvalidFetchRequestError = InvalidFetchSizeError
+MessageSizeTooLargeError = MessageTooLargeError
+StaleLeaderEpochCodeError = NetworkError  # code 13: aiokafka keeps the old name
+GroupLoadInProgressError = CoordinatorLoadInProgressError
+GroupCoordinatorNotAvailableError = CoordinatorNotAvailableError
+NotCoordinatorForGroupError = NotCoordinatorError
+InvalidReplicationAssignmentError = InvalidReplicaAssignmentError
+InvalidConfigurationError = InvalidConfigError
+OutOfOrderSequenceNumber = OutOfOrderSequenceNumberError
+DuplicateSequenceNumber = DuplicateSequenceNumberError
+InvalidProducerEpoch = InvalidProducerEpochError
+InvalidTxnState = InvalidTxnStateError
+InvalidProducerIdMapping = InvalidProducerIdMappingError
+InvalidTransactionTimeout = InvalidTransactionTimeoutError
+ConcurrentTransactions = ConcurrentTransactionsError
+TransactionCoordinatorFenced = TransactionCoordinatorFencedError
+TransactionalIdAuthorizationFailed = TransactionalIdAuthorizationFailedError
+SecurityDisabled = SecurityDisabledError
+OperationNotAttempted = OperationNotAttemptedError
+LogDirNotFound = LogDirNotFoundError
+SaslAuthenticationFailed = SaslAuthenticationFailedError
+UnknownProducerId = UnknownProducerIdError
+ReassignmentInProgress = ReassignmentInProgressError
+DelegationTokenAuthDisabled = DelegationTokenAuthDisabledError
+DelegationTokenNotFound = DelegationTokenNotFoundError
+DelegationTokenOwnerMismatch = DelegationTokenOwnerMismatchError
+DelegationTokenRequestNotAllowed = DelegationTokenRequestNotAllowedError
+DelegationTokenAuthorizationFailed = DelegationTokenAuthorizationFailedError
+DelegationTokenExpired = DelegationTokenExpiredError
+InvalidPrincipalType = InvalidPrincipalTypeError
+NonEmptyGroup = NonEmptyGroupError
+GroupIdNotFound = GroupIdNotFoundError
+FetchSessionIdNotFound = FetchSessionIdNotFoundError
+InvalidFetchSessionEpoch = InvalidFetchSessionEpochError
+ListenerNotFound = ListenerNotFoundError
+MemberIdRequired = MemberIdRequiredError

@@ -258,8 +258,10 @@ CONSUMER: tuple[Setting, ...] = (
     _S("max_partition_fetch_bytes", int, 1048576, "Most data per partition per fetch.", min=1),
     _S("isolation_level", str, "read_uncommitted", "read_committed hides aborted transactional records.",
        choices=("read_uncommitted", "read_committed")),
-    _S("partition_assignment_strategy", tuple, ("range", "cooperative-sticky"),
-       "Assignors in preference order: range, roundrobin, sticky, cooperative-sticky.",
+    _S("partition_assignment_strategy", tuple, ("range", "roundrobin", "cooperative-sticky"),
+       "Assignors in preference order: range, roundrobin, sticky, cooperative-sticky. The default shares "
+       "one with each peer's default (Java: range; librdkafka: range; aiokafka: roundrobin), so mixed "
+       "groups form; it rebalances eagerly.",
        convert=_strategies),
     _S("key_deserializer", _ANY, None, "callable(bytes) -> key.", nullable=True),
     _S("value_deserializer", _ANY, None, "callable(bytes) -> value.", nullable=True),

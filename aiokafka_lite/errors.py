@@ -26,9 +26,10 @@ class KafkaError(Exception):
     topic_unusable: bool = False
 
     def __str__(self) -> str:
+        # Only the message: tracebacks and f"{type(e).__name__}: {e}" already name the class.
         if not self.args:
             return self.__class__.__name__
-        return f"{self.__class__.__name__}: {super().__str__()}"
+        return super().__str__()
 
 
 class IllegalStateError(KafkaError):
@@ -108,16 +109,25 @@ class BrokerResponseError(KafkaError):
     description: str = ""
 
     def __str__(self) -> str:
-        detail = super().__str__()
         base = f"[Error {self.errno}] {self.message}"
+        hint = getattr(self, "hint", "")
         if self.args:
-            return f"{base}: {detail.split(': ', 1)[-1]}"
-        return base
+            base = f"{base}: {Exception.__str__(self)}"
+        size = getattr(self, "batch_bytes", None)
+        if size is not None:
+            records = getattr(self, "batch_records", None)
+            base = f"{base}: the refused batch held {records} record(s) in {size} bytes"
+        return f"{base} ({hint})" if hint else base
 
 
 # The table of broker error classes lives in its own module; it needs BrokerResponseError above.
 from ._broker_errors import *  # noqa: E402, F403
-from ._broker_errors import NotLeaderOrFollowerError, UnknownServerError  # noqa: E402
+from ._broker_errors import (  # noqa: E402
+    NotLeaderOrFollowerError,
+    UnknownServerError,
+    UnsupportedSaslMechanismError,
+    UnsupportedVersionError,
+)
 
 #: Codes that mean cached metadata is stale: a leader, a topic or the controller (41) moved.
 _INVALID_METADATA_CODES = {3, 5, 6, 9, 41, 74, 75, 100, 103}
@@ -134,6 +144,54 @@ del _cls
 NotLeaderForPartitionError = NotLeaderOrFollowerError
 UnknownError = UnknownServerError
 KafkaProtocolError = ProtocolError
+
+# Client-side names: the class we raise in the same situation.
+NoBrokersAvailable = KafkaConnectionError
+KafkaUnavailableError = KafkaConnectionError
+CorrelationIdError = ProtocolError
+IncompatibleBrokerVersion = UnsupportedVersionError
+AuthenticationMethodNotSupported = UnsupportedSaslMechanismError
+KafkaConfigurationError = ConfigError
+IllegalOperation = IllegalStateError
+ProducerClosed = ProducerClosedError
+
+
+class NoError(KafkaError):
+    """aiokafka's name for code 0 (success); never raised."""
+
+    errno = 0
+
+
+# aiokafka raises these in situations this client has no counterpart for (its own request queueing,
+# metadata and codec handling); they exist so that ``except`` clauses written for aiokafka import, and
+# are never raised here.
+class Cancelled(KafkaError):
+    """aiokafka's; never raised by aiokafka_lite."""
+
+
+class TooManyInFlightRequests(KafkaError):
+    """aiokafka's; never raised by aiokafka_lite (requests are pipelined without that limit)."""
+
+
+class StaleMetadata(KafkaError):
+    """aiokafka's; never raised by aiokafka_lite (metadata is refreshed and retried)."""
+
+
+class MetadataEmptyBrokerList(KafkaError):
+    """aiokafka's; never raised by aiokafka_lite (an empty broker list raises KafkaConnectionError)."""
+
+
+class UnrecognizedBrokerVersion(KafkaError):
+    """aiokafka's; never raised by aiokafka_lite (versions are negotiated with ApiVersions)."""
+
+
+class UnsupportedCodecError(KafkaError):
+    """aiokafka's; never raised by aiokafka_lite (every codec is built in)."""
+
+
+class QuotaViolationError(KafkaError):
+    """aiokafka's; never raised by aiokafka_lite (throttling is honoured, not raised)."""
+
 
 
 class UnknownErrorCodeError(BrokerResponseError):

@@ -49,6 +49,17 @@ class RecordMetadata(NamedTuple):
     def topic_partition(self) -> TopicPartition:
         return TopicPartition(self.topic, self.partition)
 
+    @property
+    def timestamp_type(self) -> int:
+        """0 when ``timestamp`` is the producer's CreateTime, 1 when the broker stamped LogAppendTime."""
+        return 1 if self.log_append_time >= 0 else 0
+
+    @property
+    def log_start_offset(self) -> int:
+        """aiokafka's field; this client does not keep the produce answer's log start offset: -1
+        (what aiokafka reports for brokers that do not send one)."""
+        return -1
+
 
 class ConsumerRecord(NamedTuple):
     """One record handed out by the consumer. ``timestamp_type`` is 0 (CreateTime) or 1 (LogAppendTime).

@@ -125,7 +125,11 @@ def test_set_down_and_up(mock_cluster: Any) -> None:
     with socket.create_connection((host, port)) as established:
         mc.set_down(2)
         established.settimeout(5)
-        assert established.recv(1) == b""  # open connections are closed
+        try:  # open connections are closed: an orderly EOF or a reset, depending on timing
+            closed = established.recv(1) == b""
+        except ConnectionResetError:
+            closed = True
+        assert closed
     with pytest.raises(KafkaConnectionError):
         probe_api_versions(host, port, timeout=1)  # and new ones refused
     assert probe_api_versions(*mc.broker_address(1))  # the others still answer

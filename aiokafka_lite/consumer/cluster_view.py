@@ -40,6 +40,12 @@ def partitions_for(client: Any, topic: str) -> set[int] | None:
     return parts
 
 
+def metadata_updated_at(client: Any) -> float:
+    """time.monotonic() of the last metadata answer."""
+    at: float = client.cluster.last_update
+    return at
+
+
 def topics(client: Any, exclude_internal: bool = False) -> set[str]:
     return set(client.cluster.topics(exclude_internal=exclude_internal))
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import errors as Errors
 from ..config import CONSUMER, Config, dotted_to_kwargs
+from ..net._ratelimit import RateLimitedWarning
 from ..structs import ConsumerRecord, OffsetAndMetadata, TopicPartition, check_topic_name
 from . import cluster_view as cv
 from .assignors import make_assignors
@@ -73,6 +74,9 @@ class Consumer:
                 raise Errors.IllegalArgumentError(f"topic names must be non-empty strings, got {t!r}")
         self._started = False
         self._closed = False
+        self._leaving = False
+        self._missing_topic_warning = RateLimitedWarning(log)
+        self._topics_changed_at = 0.0
         self._stop_event = asyncio.Event()
 
     @classmethod
@@ -91,6 +95,7 @@ class Consumer:
     def _track_topics(self) -> None:
         """Keep the client's metadata refresh covering what we subscribe to and are assigned."""
         names = set(self._subs.subscription) | {tp.topic for tp in self._subs.assigned_partitions()}
+        self._topics_changed_at = time.monotonic()
         if names:
             cv.track_topics(self._client, names)
 
@@ -114,6 +119,9 @@ class Consumer:
         self._fetcher.start()
         if self._coordinator is not None:
             self._coordinator.start()
+        elif self._initial_topics:
+            # As aiokafka: a group-less consumer owns its topics' partitions once started, so seek() works.
+            await self._assign_all_without_group()
 
     async def stop(self) -> None:
         """Commit (with auto-commit), revoke through the listener, leave the group, close connections."""
@@ -123,8 +131,10 @@ class Consumer:
         self._stop_event.set()
         try:
             if self._coordinator is not None and self._started:
+                self._leaving = True  # the listener's on_partitions_revoked may still commit()
                 await self._coordinator.close(commit=True, timeout=self._config.request_timeout_ms / 1000.0)
         finally:
+            self._leaving = False
             await self._fetcher.stop()
             await self._positions.stop()
             if self._owns_client:
@@ -284,6 +294,7 @@ class Consumer:
             result = take()
             if result:
                 return result
+            self._warn_missing_topics()
             left = deadline - time.monotonic()
             if left <= 0:
                 return {}
@@ -301,6 +312,16 @@ class Consumer:
                     t.cancel()
             if self._closed:
                 raise Errors.ConsumerStoppedError("the consumer was stopped while polling")
+
+    def _warn_missing_topics(self) -> None:
+        """A subscribed topic the broker says does not exist would leave poll() waiting in silence."""
+        if cv.metadata_updated_at(self._client) <= self._topics_changed_at:
+            return  # no metadata answer covers the current subscription yet
+        for topic in self._subs.subscription:
+            if cv.partitions_for(self._client, topic) is None:  # an error, or absent from the answer
+                self._missing_topic_warning.warn(
+                    topic, "subscribed topic %r does not exist on the cluster (metadata has no partitions "
+                    "for it); this consumer gets none of its records until it is created", topic)
 
     def _fast_path_open(self) -> bool:
         """Data is buffered and nothing else needs poll()'s attention (a busy consumer's common case)."""
@@ -367,9 +388,11 @@ class Consumer:
         """Commit the positions of everything polled so far, or the given ``{tp: offset}``.
 
         An offset is the next one to read (last processed + 1); it may be an int, an
-        :class:`OffsetAndMetadata` or an ``(offset, metadata)`` tuple.
+        :class:`OffsetAndMetadata` or an ``(offset, metadata)`` tuple. Works in the rebalance listener's
+        ``on_partitions_revoked`` while stop() hands partitions back.
         """
-        self._check_open()
+        if not self._leaving:
+            self._check_open()
         coordinator = self._require_group("commit")
         if offsets is None:
             to_commit = self._subs.all_consumed()
@@ -463,6 +486,11 @@ class Consumer:
         """The partition's high watermark from the last fetch response (None before one)."""
         hw = self._subs.state(tp).high_watermark
         return None if hw < 0 else hw
+
+    def last_poll_timestamp(self, tp: TopicPartition) -> int | None:
+        """Wall-clock ms of the last fetch answer for ``tp`` (None before one), as aiokafka's."""
+        ms = self._subs.state(tp).last_fetch_ms
+        return None if ms < 0 else ms
 
     def last_stable_offset(self, tp: TopicPartition) -> int | None:
         lso = self._subs.state(tp).last_stable_offset

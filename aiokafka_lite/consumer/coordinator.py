@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import errors as Errors
+from ..protocol.messages.describe_groups import DescribeGroupsRequest
 from ..protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from ..protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity
 from ..protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
@@ -482,9 +483,35 @@ class GroupCoordinator:
         if code in (Errors.CoordinatorLoadInProgressError.errno, Errors.RebalanceInProgressError.errno):
             await asyncio.sleep(self._retry_backoff)
             raise _Rejoin()
+        if code == Errors.InconsistentGroupProtocolError.errno:
+            raise Errors.InconsistentGroupProtocolError(await self._explain_inconsistent(what))
         if code == Errors.FencedInstanceIdError.errno or code in _FATAL_JOIN_ERRORS:
             raise exc
         raise exc
+
+    async def _explain_inconsistent(self, what: str) -> str:
+        """INCONSISTENT_GROUP_PROTOCOL names nothing: say what we offered, ask the group what it runs
+        (DescribeGroups, best effort) and point at the setting that fixes it."""
+        offered = [a.name for a in self.assignors]
+        uses = "assignors none of which we offered"
+        try:
+            node = await self.ensure_coordinator(time.monotonic() + self._request_timeout)
+            version = await cv.api_version(self._client, node, DescribeGroupsRequest)
+            resp = await asyncio.wait_for(
+                cv.send(self._client, node, DescribeGroupsRequest(groups=[self.group_id]), version),
+                self._request_timeout)
+            g = resp.groups[0]
+            if not g.error_code and g.protocol_type and g.protocol_type != PROTOCOL_TYPE:
+                uses = f"protocol type {g.protocol_type!r} (not a consumer group)"
+            elif not g.error_code and g.protocol_data:
+                uses = f"assignor {g.protocol_data!r} ({len(g.members)} member(s), state {g.group_state})"
+        except (Errors.KafkaError, asyncio.TimeoutError, IndexError) as exc:  # the error must still come out
+            log.debug("group %r: DescribeGroups after INCONSISTENT_GROUP_PROTOCOL failed: %r",
+                      self.group_id, exc)
+        return (f"{what} in group {self.group_id!r}: the group refused our assignors {offered} because its "
+                f"members use {uses}; set partition_assignment_strategy to a list that shares one with them "
+                f"(aiokafka offers 'roundrobin', librdkafka 'range,roundrobin', the Java client "
+                f"'range,cooperative-sticky'; our default offers all three)")
 
     async def _assign(self, protocol_name: str, members: list[Any]) -> dict[str, bytes]:
         """Leader: decode every member's subscription, refresh metadata, run the chosen assignor."""

@@ -354,6 +354,7 @@ class Fetcher:
                 st.high_watermark = pd.high_watermark
             st.last_stable_offset = pd.last_stable_offset
             st.log_start_offset = pd.log_start_offset
+            st.last_fetch_ms = int(time.time() * 1000)
             records = pd.records
             if records:
                 aborted = None

@@ -43,6 +43,7 @@ class PartitionState:
 
     __slots__ = (
         "high_watermark",
+        "last_fetch_ms",
         "last_stable_offset",
         "leader_epoch",
         "log_start_offset",
@@ -61,6 +62,7 @@ class PartitionState:
         self.high_watermark: int = -1
         self.last_stable_offset: int = -1
         self.log_start_offset: int = -1
+        self.last_fetch_ms: int = -1  # wall clock of the last good fetch answer (last_poll_timestamp)
 
     @property
     def has_valid_position(self) -> bool:

@@ -33,6 +33,7 @@ from ..errors import (
 )
 from ..protocol import API_KEYS
 from ..protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from ._ratelimit import RateLimitedWarning
 from ._timeout import run_with_timeout
 from .connection import BrokerConnection
 from .coordinator import lookup_coordinator
@@ -116,6 +117,7 @@ class KafkaClient:
         self._md_wakeup: asyncio.Event | None = None
         self._md_task: asyncio.Task[None] | None = None
         self._md_failures = 0
+        self._md_warning = RateLimitedWarning(log)  # a broker down fails every retry: warn, then rarely
         #: The last error of a background metadata update (None after a success).
         self.last_metadata_error: BaseException | None = None
         self._started = False
@@ -555,10 +557,12 @@ class KafkaClient:
             except Exception as exc:
                 self._md_failures += 1
                 self.last_metadata_error = exc
-                log.warning("metadata update failed (attempt %d): %s", self._md_failures, exc)
+                self._md_warning.warn("metadata", "metadata update failed (attempt %d): %s",
+                                      self._md_failures, exc)
                 if not fut.done():
                     fut.set_exception(exc)
             else:
+                self._md_warning.recovered("metadata", "metadata update")
                 self._md_failures = 0
                 self.last_metadata_error = None
                 if not fut.done():

@@ -89,8 +89,18 @@ async def authenticate(conn: BrokerConnection) -> None:
         SaslHandshakeRequest(mechanism=mechanism), handshake_version, timeout_ms=timeout_ms
     )
     if response.error_code == _UNSUPPORTED_SASL_MECHANISM:
+        offered = list(response.mechanisms or ())
+        if mechanism in offered or not offered:
+            # The broker names our mechanism yet refuses it (or names none): its listener does not
+            # authenticate at all, whatever the list says.
+            raise AuthenticationFailedError(
+                f"{conn} refused SASL mechanism {mechanism} (listed: {offered}): this listener does not "
+                f"seem to enable SASL; is security_protocol={settings.security_protocol!r} right for this "
+                "port (PLAINTEXT or SSL for a listener without SASL)?"
+            )
         raise AuthenticationFailedError(
-            f"{conn} does not enable SASL mechanism {mechanism}; it offers {list(response.mechanisms)}"
+            f"{conn} does not enable SASL mechanism {mechanism}; it offers {offered}: set sasl_mechanism "
+            "to one of those"
         )
     if response.error_code:
         raise AuthenticationFailedError(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import MessageTooLargeError, RecordListTooLargeError
 from ..records import BatchBuilder, patch_producer_state
 from ..structs import TopicPartition
 from .handles import BatchResult
@@ -23,6 +24,7 @@ class ProducerBatch:
     """
 
     __slots__ = (
+        "_last_error",
         "attempts",
         "base_sequence",
         "builder",
@@ -31,7 +33,6 @@ class ProducerBatch:
         "handles",
         "in_flight",
         "is_open",
-        "last_error",
         "node",
         "parents",
         "producer_epoch",
@@ -66,13 +67,26 @@ class ProducerBatch:
         self.transactional = False
         #: True once an attempt ended without knowing whether the broker wrote it (timeout, disconnect).
         self.unknown_outcome = False
-        self.last_error: BaseException | None = None
+        self._last_error: BaseException | None = None
         #: The broker the latest attempt went to.
         self.node = -1
         #: Per-record handles, kept only when interceptors want per-record acknowledgements.
         self.handles: list[Any] | None = None
         #: For a half of a split batch: the results it stands in for, innermost first (see split.py).
         self.parents: list[BatchResult] | None = None
+
+    @property
+    def last_error(self) -> BaseException | None:
+        """The latest attempt's error."""
+        return self._last_error
+
+    @last_error.setter
+    def last_error(self, error: BaseException | None) -> None:
+        # The broker's "too large" answer names no size: the batch knows it (the error then says it).
+        if isinstance(error, (MessageTooLargeError, RecordListTooLargeError)) and error.batch_bytes is None:
+            error.batch_bytes = self.size
+            error.batch_records = self.record_count
+        self._last_error = error
 
     @property
     def has_sequence(self) -> bool:

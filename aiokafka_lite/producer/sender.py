@@ -269,11 +269,12 @@ class Sender:
     def _expiry_error(self, batch: ProducerBatch, leader: int | None) -> KafkaTimeoutError:
         """Why a batch expired: the last error the broker gave, else what kept it from being sent."""
         if batch.last_error is not None:
-            why = f"last error: {batch.last_error}"
+            why = f"last error: {type(batch.last_error).__name__}: {batch.last_error}"
         elif leader is None or leader < 0:
             why = "no leader known for the partition"
         elif leader in self._connect_errors:
-            why = f"never sent: node {leader} unreachable: {self._connect_errors[leader]}"
+            err = self._connect_errors[leader]
+            why = f"never sent: node {leader} unreachable: {type(err).__name__}: {err}"
         else:
             why = f"never sent: node {leader} slow to take it"
         maybe = (" It may have been written by an attempt whose answer never came."

@@ -110,3 +110,95 @@ async def test_mixed_group_reads_everything_once(broker: Any, new_topic: Any, st
         theirs.stop()
         await ours.stop()
     assert theirs.error is None
+
+
+async def _aiokafka_member(bootstrap: str, group: str, topic: str) -> Any:
+    """An aiokafka consumer with aiokafka's own defaults (its assignor is roundrobin)."""
+    import aiokafka
+
+    c = aiokafka.AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group,
+                                  auto_offset_reset="earliest", heartbeat_interval_ms=300,
+                                  session_timeout_ms=6000, enable_auto_commit=False)
+    await c.start()
+    return c
+
+
+@pytest.mark.parametrize("peer", ["aiokafka", "librdkafka"])
+async def test_default_assignors_join_a_group_of_peer_defaults(broker: Any, new_topic: Any,
+                                                               peer: str) -> None:
+    """Our default list shares an assignor with each peer's default: joining a group started by aiokafka
+    (roundrobin) or librdkafka (range,roundrobin), each with its own defaults, we get half the partitions.
+    (Three members at once are left out: noida-db 0.2.3 then waits out the largest rebalance timeout for
+    a member id aiokafka drops after a failed commit.)"""
+    topic, group = new_topic(), new_topic("g")
+    await asyncio.to_thread(create_topic, broker.bootstrap, topic, PARTITIONS)
+    aio: Any = None
+    theirs: ConfluentMember | None = None
+    aio_task: asyncio.Task[None] | None = None
+    if peer == "aiokafka":
+        aio = await _aiokafka_member(broker.bootstrap, group, topic)
+
+        async def keep_aio_polling() -> None:
+            while True:
+                await aio.getmany(timeout_ms=50)
+
+        aio_task = asyncio.create_task(keep_aio_polling())
+        other = aio.assignment
+    else:
+        theirs = ConfluentMember(broker.bootstrap, group, topic, "range,roundrobin")
+        theirs.start()
+
+        def other() -> set[TP]:
+            return theirs.assignment if theirs is not None else set()
+
+    ours = Consumer(topic, bootstrap_servers=broker.bootstrap, group_id=group, auto_offset_reset="earliest",
+                    heartbeat_interval_ms=300, session_timeout_ms=6000)
+    seen: list[bytes] = []
+    try:
+        await _until(lambda: len(other()) == PARTITIONS, None, [], 20, f"{peer} alone")
+        await ours.start()
+
+        def formed() -> bool:
+            mine = ours.assignment()
+            return len(mine) == len(other()) == PARTITIONS // 2 and not mine & other()
+
+        await _until(formed, ours, seen, 30, f"a group of {peer} and us sharing every partition")
+        assert theirs is None or theirs.error is None
+        assert aio_task is None or not aio_task.done()
+    finally:
+        if aio_task is not None:
+            aio_task.cancel()
+        if theirs is not None:
+            theirs.stop()
+        await ours.stop()
+        if aio is not None:
+            await aio.stop()
+
+
+async def test_inconsistent_protocols_say_what_we_offered(tansu: Any, new_topic: Any) -> None:
+    """A group of aiokafka members (roundrobin) refuses a member that offers only range: the error names
+    what we offered, what the group uses, and the setting. (Tansu only: noida-db 0.2.3 does not check that
+    members share an assignor.)"""
+    broker = tansu
+    from aiokafka_lite.errors import InconsistentGroupProtocolError
+
+    topic, group = new_topic(), new_topic("g")
+    await asyncio.to_thread(create_topic, broker.bootstrap, topic, 2)
+    aio = await _aiokafka_member(broker.bootstrap, group, topic)
+    ours = Consumer(topic, bootstrap_servers=broker.bootstrap, group_id=group, auto_offset_reset="earliest",
+                    partition_assignment_strategy="range", heartbeat_interval_ms=300, session_timeout_ms=6000)
+    try:
+        deadline = time.monotonic() + 20
+        while not aio.assignment():
+            assert time.monotonic() < deadline, "aiokafka never got its partitions"
+            await aio.getmany(timeout_ms=50)
+        await ours.start()
+        with pytest.raises(InconsistentGroupProtocolError) as info:
+            while time.monotonic() < deadline + 10:
+                await ours.poll(timeout_ms=100)
+        text = str(info.value)
+        assert "['range']" in text and "'roundrobin'" in text and "partition_assignment_strategy" in text
+        assert text.count("InconsistentGroupProtocolError") <= 1
+    finally:
+        await ours.stop()
+        await aio.stop()

@@ -48,8 +48,9 @@ def make_assignors(strategies: Iterable[object]) -> list[Assignor]:
 def rebalance_protocol(assignors: Iterable[Assignor]) -> RebalanceProtocol:
     """The newest protocol every configured assignor supports (as the Java client decides).
 
-    ["range", "cooperative-sticky"] therefore rebalances eagerly: that is the safe first step of a rolling
-    upgrade to cooperative rebalancing; list only "cooperative-sticky" for KIP-429.
+    The default ["range", "roundrobin", "cooperative-sticky"] therefore rebalances eagerly: that is the
+    safe first step of a rolling upgrade to cooperative rebalancing; list only "cooperative-sticky"
+    for KIP-429.
     """
     common: set[RebalanceProtocol] | None = None
     for a in assignors:
