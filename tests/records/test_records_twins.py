@@ -78,3 +78,27 @@ def test_twins_agree(specs: list[dict], data: st.DataObject) -> None:
     except CorruptRecordError:
         strict_ok = False
     assert strict_ok == (not CORE.decode_records(fetch, "topic", 1).truncated)
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys=st.lists(st.binary(min_size=1, max_size=8), min_size=1, max_size=4))
+def test_twins_agree_on_header_keys_that_are_not_utf8(keys: list[bytes]) -> None:
+    """Issue 9: any header key bytes decode the same (Python's UTF-8 'replace') in both twins and Arrow."""
+    import google_crc32c
+
+    placeholders = [chr(0x41 + i) * len(k) for i, k in enumerate(keys)]
+    b = CORE.BatchBuilder(0, 1 << 20)
+    assert b.append(1, None, b"v", [(p, b"w") for p in placeholders]) is not None
+    raw = bytearray(b.build())
+    for p, k in zip(placeholders, keys, strict=True):
+        at = raw.rindex(p.encode() + b"\x02w")
+        raw[at:at + len(k)] = k
+    raw[17:21] = google_crc32c.value(bytes(raw[21:])).to_bytes(4, "big")
+    want = tuple((k.decode("utf-8", "replace"), b"w") for k in keys)
+    for impl in (CORE, PY):
+        assert impl.decode_records(bytes(raw), "t", 0).records[0].headers == want
+        assert impl.read_batches(bytes(raw))[0].records[0].headers == want
+    x, y = CORE.decode_arrow(bytes(raw), "t", 0).batch, PY.decode_arrow(bytes(raw), "t", 0).batch
+    x.validate(full=True)
+    assert x.equals(y)
+    assert x.column("headers").to_pylist()[0] == [{"key": k, "value": v} for k, v in want]
