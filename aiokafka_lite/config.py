@@ -217,7 +217,8 @@ PRODUCER: tuple[Setting, ...] = (
     _S("compression_type", str, None, "Batch codec.", nullable=True,
        choices=("gzip", "snappy", "lz4", "zstd"), convert=_compression),
     _S("enable_idempotence", bool, True,
-       "Sequence numbers: no duplicates, order kept with up to 5 in flight."),
+       "Sequence numbers: no duplicates; order kept whatever the broker checks (one batch per partition "
+       "in flight; see docs/producer.md)."),
     _S("retries", int, 2147483647, "Retries of a failed batch within delivery_timeout_ms.", min=0),
     _S("delivery_timeout_ms", int, 120000, "Upper bound from send() to success or failure.", min=1),
     _S("partitioner", _ANY, "default",
