@@ -70,7 +70,16 @@ class ProtocolError(KafkaError):
 
 
 class CorruptRecordError(KafkaError):
-    """A record batch failed validation: bad CRC, truncated data, impossible lengths, unknown codec."""
+    """A record batch failed validation: bad CRC, truncated data, impossible lengths, unknown codec.
+
+    Raised by a consumer, it says where: ``topic``, ``partition``, ``offset`` (the bad batch's) and
+    ``next_offset`` (seek there to skip it); None when raised outside a consumer.
+    """
+
+    topic: str | None = None
+    partition: int | None = None
+    offset: int | None = None
+    next_offset: int | None = None
 
 
 class AuthenticationFailedError(KafkaError):

@@ -68,3 +68,11 @@ def test_config_is_read_only_and_hides_passwords() -> None:
             c.Config(c.COMMON, {"sasl_plain_password": bad})
         assert "sasl_plain_password" in str(info.value) and str(bad) not in str(info.value), info.value
     assert cfg.replace(client_id="x").client_id == "x"
+
+
+def test_every_secret_like_setting_is_marked_secret() -> None:
+    """A setting added later (a token, a client secret) cannot forget the flag that keeps it out of errors."""
+    for table in c.TABLES.values():
+        for setting in table:
+            if any(w in setting.name for w in ("password", "secret", "token", "credential")):
+                assert setting.secret, setting.name

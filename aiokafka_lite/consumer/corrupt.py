@@ -61,6 +61,11 @@ def corrupt_error(topic: str, partition: int, position: int, found: Corrupt | No
     else:
         where, skip = f"in the batch at offset {found.base_offset}", found.next_offset
         cause = found.error
-    return CorruptRecordError(
+    error = CorruptRecordError(
         f"{topic}-{partition}: corrupt record data {where} ({cause}); every record before it was delivered. "
         f"consumer.seek(TopicPartition({topic!r}, {partition}), {skip}) skips it")
+    # For code that skips on its own: ``consumer.seek(TopicPartition(e.topic, e.partition), e.next_offset)``.
+    error.topic, error.partition = topic, partition
+    error.offset = found.base_offset if found is not None else position
+    error.next_offset = skip
+    return error

@@ -72,6 +72,7 @@ async def test_corrupt_batch_delivers_what_is_before_it_and_names_where_to_seek(
         assert error is not None
         msg = str(error)
         assert f"{topic}-0" in msg and "offset 2" in msg and f"TopicPartition({topic!r}, 0), 4)" in msg, msg
+        assert (error.topic, error.partition, error.offset, error.next_offset) == (topic, 0, 2, 4)
         assert await consumer.position(tp) == 2  # not moved past what was not delivered
         with pytest.raises(CorruptRecordError):  # still there until the application decides
             for _ in range(5):
