@@ -144,7 +144,10 @@ def free_port(host: str = LOOPBACK) -> int:
 
 
 def _port_in_use(host: str, port: int) -> bool:
+    """Whether a socket listens on ``host:port``. Connections of a stopped broker lingering in
+    TIME_WAIT do not count: the brokers bind with SO_REUSEADDR, so a restart on the same port works."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError:

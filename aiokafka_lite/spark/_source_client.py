@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import errors as Errors
 from ..config import COMMON, Config
@@ -23,6 +23,8 @@ from ._client_cache import config_key, worker_loop
 from .options import Subscription
 
 __all__ = ["FetchedPartition", "SourceClient"]
+
+T = TypeVar("T")
 
 _ZERO_UUID = uuid.UUID(int=0)
 _COMMON_NAMES = frozenset(s.name for s in COMMON)
@@ -37,6 +39,26 @@ _REFRESH = frozenset({
     Errors.NotEnoughReplicasError.errno, Errors.OffsetNotAvailableError.errno,
 })
 _ATTEMPTS = 8
+#: Ceiling of the exponential backoff between retries that wait out an unreachable broker.
+_MAX_BACKOFF_S = 1.0
+
+
+class _Backoff:
+    """Exponential backoff (doubling from ``retry_backoff_ms`` up to 1 s) within a deadline."""
+
+    def __init__(self, first_s: float) -> None:
+        self.next_s = max(first_s, 0.01)
+        self.attempts = 0
+
+    async def wait(self, deadline: float) -> bool:
+        """Sleep before the next attempt; False when the deadline leaves no room for one."""
+        remaining = deadline - asyncio.get_running_loop().time()
+        if remaining <= 0:
+            return False
+        await asyncio.sleep(min(self.next_s, remaining))
+        self.next_s = min(self.next_s * 2, _MAX_BACKOFF_S)
+        self.attempts += 1
+        return True
 
 
 @dataclass
@@ -58,6 +80,7 @@ class SourceClient:
         self.client = client
         self.request_timeout_ms = int(settings.get("request_timeout_ms", 30000))
         self.retry_backoff_s = int(settings.get("retry_backoff_ms", 100)) / 1000.0
+        self.bootstrap = settings.get("bootstrap_servers")
 
     @classmethod
     async def get(cls, settings: Mapping[str, Any]) -> SourceClient:
@@ -76,6 +99,25 @@ class SourceClient:
             await sc.client.close()
 
         return await worker_loop().client(key, make, close)
+
+    async def retrying(self, what: str, timeout_ms: int, attempt: Callable[[], Awaitable[T]]) -> T:
+        """Run ``attempt()`` again after retriable failures (a broker restarting, a moved leader or
+        coordinator), refreshing metadata in between, with exponential backoff, for up to
+        ``timeout_ms``; then fail naming what was asked and the last error."""
+        deadline = asyncio.get_running_loop().time() + timeout_ms / 1000.0
+        backoff = _Backoff(self.retry_backoff_s)
+        while True:
+            try:
+                return await attempt()
+            except Errors.KafkaError as exc:
+                if not exc.retriable:
+                    raise
+                error = exc
+            if not await backoff.wait(deadline):
+                raise Errors.KafkaTimeoutError(
+                    f"{what} failed for {timeout_ms} ms (kafkaConsumer.pollTimeoutMs) after "
+                    f"{backoff.attempts} retries (bootstrap {self.bootstrap}); last error: {error!r}"
+                ) from error
 
     # -- metadata ----------------------------------------------------------------------------------
 
@@ -252,32 +294,46 @@ class SourceClient:
     # -- Fetch -------------------------------------------------------------------------------------
 
     async def fetch(self, tp: TopicPartition, offset: int, *, max_bytes: int, max_wait_ms: int,
-                    read_committed: bool) -> FetchedPartition:
+                    read_committed: bool, timeout_ms: int = 120_000) -> FetchedPartition:
         """One Fetch of one partition at ``offset`` (no fetch session: each request stands alone).
 
-        Leader moves and unknown topics are retried here after a metadata refresh; any other
-        partition error is returned for the caller to judge (OFFSET_OUT_OF_RANGE means data loss).
+        Broken connections (a broker restarting), leader moves and unknown topics are retried here,
+        after a metadata refresh, with exponential backoff, until ``timeout_ms`` (Spark's
+        ``kafkaConsumer.pollTimeoutMs``) has passed; then the error names the broker and the partition.
+        Any other partition error is returned for the caller to judge (OFFSET_OUT_OF_RANGE means data
+        loss).
         """
-        last: FetchedPartition | None = None
-        last_exc: BaseException | None = None
-        for attempt in range(_ATTEMPTS):
-            if attempt:
-                await asyncio.sleep(self.retry_backoff_s * attempt)
-                await self._refresh([tp.topic])
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_ms / 1000.0
+        backoff = _Backoff(self.retry_backoff_s)
+        node: int | None = None
+        while True:
             try:
+                if backoff.attempts:
+                    await self._refresh([tp.topic])
                 node = (await self._leaders([tp])).popitem()[0]
-                last = await self._fetch_on(node, tp, offset, max_bytes, max_wait_ms, read_committed)
+                got = await self._fetch_on(node, tp, offset, max_bytes, max_wait_ms, read_committed)
+                if got.error_code not in _REFRESH:
+                    return got
+                error: Errors.KafkaError = Errors.for_code(got.error_code)(
+                    f"fetching {tp.topic}-{tp.partition} at offset {offset}")
             except Errors.KafkaError as exc:
                 if not exc.retriable:
                     raise
-                last_exc = exc
-                continue
-            if last.error_code not in _REFRESH:
-                return last
-        if last is not None:
-            raise Errors.for_code(last.error_code)(f"fetching {tp.topic}-{tp.partition} at offset {offset}")
-        assert last_exc is not None
-        raise last_exc
+                error = exc
+            if not await backoff.wait(deadline):
+                raise Errors.KafkaTimeoutError(
+                    f"fetching {tp.topic}-{tp.partition} at offset {offset} from "
+                    f"{self._describe(node)} failed for {timeout_ms} ms (kafkaConsumer.pollTimeoutMs) "
+                    f"after {backoff.attempts} retries; last error: {error!r}") from error
+
+    def _describe(self, node: int | None) -> str:
+        """``broker 111 (127.0.0.1:9092)``, or the bootstrap servers while no leader is known."""
+        if node is None:
+            return f"the cluster (bootstrap {self.bootstrap}; no leader known)"
+        info = self.client.cluster.broker(node)
+        where = f" ({info.host}:{info.port})" if info is not None else ""
+        return f"broker {node}{where}"
 
     async def _fetch_on(self, node: int, tp: TopicPartition, offset: int, max_bytes: int, max_wait_ms: int,
                         read_committed: bool) -> FetchedPartition:

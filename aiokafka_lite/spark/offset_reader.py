@@ -3,7 +3,9 @@
 Used by the batch reader when it plans a read and by the stream reader at every trigger. Calls run on
 the process's worker loop (``_client_cache``) against one cached client per configuration, so a
 long-running query reuses its connections and metadata from trigger to trigger. Listing offsets is
-retried ``fetchOffset.numRetries`` times, ``fetchOffset.retryIntervalMs`` apart, as in Spark.
+retried ``fetchOffset.numRetries`` times, ``fetchOffset.retryIntervalMs`` apart, as in Spark; within
+each attempt, unreachable brokers (a restart) and moved leaders are waited out for up to
+``kafkaConsumer.pollTimeoutMs`` (Spark's Admin client likewise retries for ``default.api.timeout.ms``).
 """
 
 from __future__ import annotations
@@ -37,7 +39,9 @@ class OffsetReader:
         """Run ``make(client)`` on the worker loop with Spark's offset-fetch retries."""
         opts = self.options
         attempts = opts.fetch_offset_num_retries + 1
-        timeout = opts.poll_timeout_ms / 1000.0
+        # The client retries through unreachable brokers for up to pollTimeoutMs; leave it room to
+        # say so itself before the outer wait gives up.
+        timeout = opts.poll_timeout_ms / 1000.0 + 60.0
         for attempt in range(attempts):
             try:
                 return worker_loop().run(self._with_client(make), timeout)
@@ -49,8 +53,13 @@ class OffsetReader:
 
     async def _with_client(self, make: Any) -> Any:
         client = await SourceClient.get(self.options.client)
-        coro: Coroutine[Any, Any, Any] = make(client)
-        return await coro
+
+        def attempt() -> Coroutine[Any, Any, Any]:
+            coro: Coroutine[Any, Any, Any] = make(client)
+            return coro
+
+        return await client.retrying(f"asking {self.options.subscription.describe()} for offsets",
+                                     self.options.poll_timeout_ms, attempt)
 
     # -- questions ------------------------------------------------------------------------------
 

@@ -1,0 +1,114 @@
+"""A running streaming query rides out a broker restart (issue 16).
+
+Its own noida-db (the session brokers are shared and must keep running), on a fixed port with a
+persistent data directory, is stopped for several seconds while the query runs, then started again on
+the same port and data directory. The query must neither fail nor lose or repeat a row: Spark's Kafka
+source keeps polling for ``kafkaConsumer.pollTimeoutMs`` (120 s by default), and so do we.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _spark_kafka import create_topic, produce
+
+from aiokafka_lite.embedded import EmbeddedBroker, free_port
+
+pytestmark = pytest.mark.timeout(240)
+
+OUTAGE_S = 7.0
+
+
+@pytest.fixture
+def own_noida(tmp_path: Path) -> Iterator[EmbeddedBroker]:
+    broker = EmbeddedBroker("noida", port=free_port(), data_dir=tmp_path / "data", log_dir=tmp_path / "log")
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop(grace=5.0)
+
+
+def _wait(cond: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def test_stream_rides_out_broker_restart(spark: Any, own_noida: EmbeddedBroker, new_topic: Callable[..., str],
+                                         ident: Callable[[str], str], tmp_path: Path) -> None:
+    bootstrap = own_noida.bootstrap
+    topic = new_topic()
+    create_topic(bootstrap, topic, 2)
+    first = produce(bootstrap, topic, [(i % 2, None, b"a%d" % i) for i in range(4000)])
+    name = ident("restart")
+    df = (spark.readStream.format("aiokafka_lite").option("kafka.bootstrap.servers", bootstrap)
+          .option("subscribe", topic).option("startingOffsets", "earliest")
+          .option("maxOffsetsPerTrigger", "200").load())
+    query = (df.selectExpr("partition", "offset", "cast(value as string) as value").writeStream
+             .format("memory").queryName(name).option("checkpointLocation", str(tmp_path / "ckpt"))
+             .trigger(processingTime="100 milliseconds").start())
+
+    def rows() -> int:
+        return int(spark.sql(f"select count(*) from {name}").collect()[0][0])
+
+    outage: dict[str, float] = {}
+    try:
+        _wait(lambda: rows() > 0, 120, "the first micro-batch")
+        before = rows()
+        assert before < first, "the query read everything before the outage: nothing was tested"
+        t0 = time.monotonic()
+        own_noida.stop(grace=5.0)
+        stopped = time.monotonic()
+        time.sleep(OUTAGE_S)
+        own_noida.start()
+        outage["down_s"] = time.monotonic() - stopped
+        outage["total_s"] = time.monotonic() - t0
+        assert query.isActive and query.exception() is None, query.exception()
+        second = produce(bootstrap, topic, [(i % 2, None, b"b%d" % i) for i in range(1000)])
+        total = first + second
+        _wait(lambda: rows() >= total or not query.isActive, 180, f"{total} rows")
+        assert query.exception() is None, query.exception()
+        assert query.isActive
+        got = spark.sql(f"select count(*), count(distinct partition, offset) from {name}").collect()[0]
+        print(f"outage {outage['down_s']:.1f} s: rows {got[0]}, distinct (partition, offset) {got[1]}, "
+              f"produced {total}")
+        assert (got[0], got[1]) == (total, total)
+    finally:
+        query.stop()
+
+
+def test_fetch_gives_up_after_poll_timeout_naming_broker_and_partition(
+        own_noida: EmbeddedBroker, new_topic: Callable[..., str]) -> None:
+    """After kafkaConsumer.pollTimeoutMs of retries the task fails, and says where it could not read."""
+    from aiokafka_lite.spark._client_cache import worker_loop
+    from aiokafka_lite.spark._source_client import SourceClient
+    from aiokafka_lite.structs import TopicPartition
+
+    bootstrap = own_noida.bootstrap
+    topic = new_topic()
+    create_topic(bootstrap, topic, 1)
+    produce(bootstrap, topic, [(0, None, b"x")])
+    settings = {"bootstrap_servers": bootstrap, "client_id": f"gives-up-{topic}"}
+    tp = TopicPartition(topic, 0)
+
+    async def fetch(timeout_ms: int) -> Any:
+        client = await SourceClient.get(settings)
+        return await client.fetch(tp, 0, max_bytes=1 << 16, max_wait_ms=10, read_committed=False,
+                                  timeout_ms=timeout_ms)
+
+    assert worker_loop().run(fetch(5000), 60).records
+    own_noida.stop(grace=5.0)
+    started = time.monotonic()
+    with pytest.raises(Exception) as info:
+        worker_loop().run(fetch(2500), 60)
+    waited = time.monotonic() - started
+    text = str(info.value)
+    assert f"{topic}-0" in text and bootstrap in text and "pollTimeoutMs" in text, text
+    assert 2.5 <= waited < 10, waited
