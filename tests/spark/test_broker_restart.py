@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _spark_kafka import create_topic, produce
+from _spark_kafka import create_topic, produce, read_all
 
 from aiokafka_lite.embedded import EmbeddedBroker, free_port
 
 pytestmark = pytest.mark.timeout(240)
 
-OUTAGE_S = 7.0
+OUTAGE_S = 6.0
 
 
 @pytest.fixture
@@ -46,7 +46,9 @@ def test_stream_rides_out_broker_restart(spark: Any, own_noida: EmbeddedBroker, 
     bootstrap = own_noida.bootstrap
     topic = new_topic()
     create_topic(bootstrap, topic, 2)
-    first = produce(bootstrap, topic, [(i % 2, None, b"a%d" % i) for i in range(4000)])
+    first = produce(bootstrap, topic, [(i % 2, None, b"a%d" % i) for i in range(2000)])
+    out = new_topic("out")
+    create_topic(bootstrap, out, 1)
     name = ident("restart")
     df = (spark.readStream.format("aiokafka_lite").option("kafka.bootstrap.servers", bootstrap)
           .option("subscribe", topic).option("startingOffsets", "earliest")
@@ -54,6 +56,14 @@ def test_stream_rides_out_broker_restart(spark: Any, own_noida: EmbeddedBroker, 
     query = (df.selectExpr("partition", "offset", "cast(value as string) as value").writeStream
              .format("memory").queryName(name).option("checkpointLocation", str(tmp_path / "ckpt"))
              .trigger(processingTime="100 milliseconds").start())
+    # The writer must ride out the restart too: rows that do not come from the broker keep arriving
+    # (one task per micro-batch, one output partition, so the topic must hold 0, 1, 2, ... in order).
+    rate = (spark.readStream.format("rate-micro-batch").option("rowsPerBatch", "100")
+            .option("numPartitions", "1").load())
+    sink = (rate.selectExpr("cast(value as string) as value").writeStream.format("aiokafka_lite")
+            .option("kafka.bootstrap.servers", bootstrap).option("topic", out)
+            .option("checkpointLocation", str(tmp_path / "ckpt-out"))
+            .trigger(processingTime="200 milliseconds").start())
 
     def rows() -> int:
         return int(spark.sql(f"select count(*) from {name}").collect()[0][0])
@@ -63,6 +73,7 @@ def test_stream_rides_out_broker_restart(spark: Any, own_noida: EmbeddedBroker, 
         _wait(lambda: rows() > 0, 120, "the first micro-batch")
         before = rows()
         assert before < first, "the query read everything before the outage: nothing was tested"
+        outage["rows_out_before"] = len(read_all(bootstrap, out))
         t0 = time.monotonic()
         own_noida.stop(grace=5.0)
         stopped = time.monotonic()
@@ -71,7 +82,8 @@ def test_stream_rides_out_broker_restart(spark: Any, own_noida: EmbeddedBroker, 
         outage["down_s"] = time.monotonic() - stopped
         outage["total_s"] = time.monotonic() - t0
         assert query.isActive and query.exception() is None, query.exception()
-        second = produce(bootstrap, topic, [(i % 2, None, b"b%d" % i) for i in range(1000)])
+        assert sink.isActive and sink.exception() is None, sink.exception()
+        second = produce(bootstrap, topic, [(i % 2, None, b"b%d" % i) for i in range(500)])
         total = first + second
         _wait(lambda: rows() >= total or not query.isActive, 180, f"{total} rows")
         assert query.exception() is None, query.exception()
@@ -80,8 +92,15 @@ def test_stream_rides_out_broker_restart(spark: Any, own_noida: EmbeddedBroker, 
         print(f"outage {outage['down_s']:.1f} s: rows {got[0]}, distinct (partition, offset) {got[1]}, "
               f"produced {total}")
         assert (got[0], got[1]) == (total, total)
+        assert sink.isActive and sink.exception() is None, sink.exception()
+        sink.stop()
+        written = [int(v) for _p, _o, _k, v in sorted(read_all(bootstrap, out)) if v is not None]
+        print(f"sink: {len(written)} records, {len(set(written))} distinct, last {written[-1:]}")
+        assert written == list(range(len(written)))
+        assert len(written) > outage["rows_out_before"]
     finally:
         query.stop()
+        sink.stop()
 
 
 def test_fetch_gives_up_after_poll_timeout_naming_broker_and_partition(
