@@ -219,3 +219,18 @@ def test_fail_on_data_loss(spark: Any, bootstrap: str, new_topic: Callable[..., 
     run_available_now(lenient, "parquet", out, ck)
     offsets = sorted(r.offset for r in spark.read.parquet(out).collect())
     assert offsets == list(range(100)) + list(range(150, 200))
+
+
+def test_stream_refuses_ending_offsets_at_load(spark: Any, tansu: EmbeddedBroker) -> None:
+    """Spark's Kafka source refuses endingOffsets in readStream when load() is called, not after start()."""
+    from aiokafka_lite.errors import ConfigError
+
+    for name, value in (("endingOffsets", "latest"), ("endingTimestamp", "1")):
+        with pytest.raises(ConfigError, match=f"{name}.*not valid in streaming"):
+            reader(spark, tansu.bootstrap, stream=True, subscribe="t", **{name: value})
+        with pytest.raises(ConfigError, match=f"{name}.*not valid in streaming"):
+            (spark.readStream.format("aiokafka_lite").options(**{"kafka.bootstrap.servers": tansu.bootstrap,
+                                                                  "subscribe": "t", name: value}).load())
+    # the same options are fine in a batch read, and streaming-only ones are ignored there
+    df = reader(spark, tansu.bootstrap, subscribe="t", endingOffsets="latest", maxOffsetsPerTrigger="5")
+    assert df.columns[:2] == ["key", "value"]
