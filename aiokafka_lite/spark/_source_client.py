@@ -9,6 +9,7 @@ per configuration is kept on the process's worker loop (``_client_cache``).
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from .options import Subscription
 __all__ = ["FetchedPartition", "SourceClient"]
 
 T = TypeVar("T")
+log = logging.getLogger("aiokafka_lite.spark")
 
 _ZERO_UUID = uuid.UUID(int=0)
 _COMMON_NAMES = frozenset(s.name for s in COMMON)
@@ -213,6 +215,57 @@ class SourceClient:
             assert last_error is not None
             raise last_error
         return out
+
+    async def offsets_for_time(self, tps: Iterable[TopicPartition], timestamp_ms: int, read_committed: bool,
+                               timeout_ms: int = 120_000) -> dict[TopicPartition, int | None]:
+        """The first offset whose record timestamp is >= ``timestamp_ms`` (None: no such record, i.e.
+        the time is after every record; Kafka answers offset -1 then).
+
+        Each answer is checked against the record it points at: Tansu 0.6 answers offset 0 whatever
+        the time (shared/brokers.md), which would make a starting timestamp after every record read
+        the whole partition. When the record at the answer is older than ``timestamp_ms``, the
+        partition is scanned forward from there for the first record that is not (one fetch when the
+        broker is right, as Kafka and noida-db are).
+        """
+        found = await self.list_offsets(tps, timestamp_ms, read_committed)
+        for tp, off in sorted(found.items()):
+            if off is not None:
+                found[tp] = await self._check_time_answer(tp, timestamp_ms, off, timeout_ms)
+        return found
+
+    async def _check_time_answer(self, tp: TopicPartition, timestamp_ms: int, answer: int,
+                                 timeout_ms: int) -> int | None:
+        from ..records import read_batches
+
+        position = answer
+        while True:
+            got = await self.fetch(tp, position, max_bytes=1 << 20, max_wait_ms=10, read_committed=False,
+                                   timeout_ms=timeout_ms)
+            if got.error_code:
+                return answer  # can't check (e.g. retention moved the log start): trust the broker
+            batches = read_batches(got.records, check_crcs=False) if got.records else []
+            if not batches:
+                # Nothing at or after ``position``: past the end. The broker's own answer stands only
+                # if it pointed there itself (a record may have just been deleted).
+                return None if position > answer or position >= got.high_watermark >= 0 else answer
+            for batch in batches:
+                if batch.is_control or batch.next_offset <= position or batch.max_timestamp < timestamp_ms:
+                    continue
+                for rec in batch.records:
+                    if rec.offset >= position and rec.timestamp >= timestamp_ms:
+                        if rec.offset != answer:
+                            log.info("ListOffsets(timestamp=%d) for %s-%d answered %d; the first record "
+                                     "at or after that time is at offset %d", timestamp_ms, tp.topic,
+                                     tp.partition, answer, rec.offset)
+                        return rec.offset
+            advanced = batches[-1].next_offset
+            if advanced <= position:
+                return answer  # a batch larger than the fetch: can't check, trust the broker
+            position = advanced
+            if got.high_watermark >= 0 and position >= got.high_watermark:
+                log.info("ListOffsets(timestamp=%d) for %s-%d answered %d, but no record is that recent",
+                         timestamp_ms, tp.topic, tp.partition, answer)
+                return None
 
     async def _list_on(self, node: int, tps: list[TopicPartition], spec: int,
                        read_committed: bool) -> dict[TopicPartition, tuple[int, int]]:

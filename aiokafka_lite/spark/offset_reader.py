@@ -102,7 +102,8 @@ class OffsetReader:
         for tp, ts in times.items():
             by_ts.setdefault(ts, []).append(tp)
         for ts, group in sorted(by_ts.items()):
-            out.update(self._run(lambda c, g=group, t=ts: c.list_offsets(sorted(g), t, rc)))
+            out.update(self._run(lambda c, g=group, t=ts: c.offsets_for_time(
+                sorted(g), t, rc, self.options.poll_timeout_ms)))
         return out
 
     # -- specifications -------------------------------------------------------------------------
