@@ -98,11 +98,15 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             earliest = offsets.earliest(new)
             log.info("new partitions: %s, from their earliest offsets %s", new, earliest)
             full_start.update(earliest)
-        for tp in sorted(latest):
-            if latest[tp] < full_start[tp]:
-                report_data_loss(fail, f"{tp.topic}-{tp.partition}'s latest offset went back from "
-                                       f"{full_start[tp]} to {latest[tp]} (was the topic recreated?).")
-                full_start[tp] = latest[tp]
+        went_back = sorted(tp for tp in latest if latest[tp] < full_start[tp])
+        for tp in went_back:
+            report_data_loss(fail, f"topic {tp.topic!r}: partition {tp.partition}'s latest offset went back "
+                                   f"from {full_start[tp]} (the query's position) to {latest[tp]}; was the "
+                                   "topic deleted and recreated?")
+        if went_back:
+            # A new log under the old name: read it from its start (partitions() sees end < start
+            # for these and does the same, so a replay of this batch reads the same range).
+            full_start.update(offsets.earliest(went_back))
         pacer = None if self._available_now is not None else self._pacer
         min_option = None if self._available_now is not None else self.options.min_offsets_per_trigger
         end = admit(full_start, latest, limit, min_offsets_option=min_option, pacer=pacer)
@@ -122,6 +126,10 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         begin = from_json_dict(start, "start offset")
         stop = from_json_dict(end, "end offset")
         full_start = {tp: begin[tp] for tp in stop if tp in begin}
+        went_back = sorted(tp for tp in full_start if stop[tp] < full_start[tp])
+        if went_back:  # reported by latestOffset (failOnDataLoss=false): the topic's new log, from its start
+            earliest_now = self._offsets.earliest(went_back)
+            full_start.update({tp: min(earliest_now[tp], stop[tp]) for tp in went_back})
         new = sorted(set(stop) - set(begin))
         if new:
             earliest = self._offsets.earliest(new)
