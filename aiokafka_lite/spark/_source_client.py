@@ -22,6 +22,7 @@ from ..protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRe
 from ..structs import TopicPartition
 from ._client_cache import config_key, worker_loop
 from .options import Subscription
+from .porting import live_settings
 
 __all__ = ["FetchedPartition", "SourceClient"]
 
@@ -87,12 +88,13 @@ class SourceClient:
     @classmethod
     async def get(cls, settings: Mapping[str, Any]) -> SourceClient:
         """The process's client for these settings (created and bootstrapped on first use)."""
-        common = {k: v for k, v in settings.items() if k in _COMMON_NAMES}
-        key = config_key("source", common)
+        key = config_key("source", {k: v for k, v in settings.items()
+                                    if k in _COMMON_NAMES or k.startswith("_ssl_")})
 
         async def make() -> SourceClient:
             from ..net import KafkaClient
 
+            common = {k: v for k, v in live_settings(settings).items() if k in _COMMON_NAMES}
             client = KafkaClient(Config(COMMON, common))
             await client.start()
             return cls(client, settings)

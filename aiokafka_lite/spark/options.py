@@ -19,6 +19,7 @@ from ..config import CONSUMER, PRODUCER, Config, dotted_to_kwargs
 from ..errors import ConfigError
 from ..structs import TopicPartition
 from .offsets import EARLIEST, LATEST, OffsetSpec, parse_partition_json
+from .porting import translate
 
 __all__ = [
     "SinkOptions",
@@ -186,13 +187,16 @@ def _kafka_settings(options: Mapping[str, str], forbidden: Mapping[str, str]) ->
 
 def _client_kwargs(settings: Mapping[str, str], table: Any, ignored: set[str]) -> dict[str, Any]:
     """Validate the kafka.* settings against a client's table; unknown names raise ConfigError."""
-    kwargs = dotted_to_kwargs(settings)
+    kwargs = dotted_to_kwargs(translate(settings))
+    tls = {k: kwargs.pop(k) for k in list(kwargs) if k.startswith("_ssl_")}  # PEM text, see porting.py
     try:
         config = Config(table, kwargs)
     except ConfigError as exc:
         raise ConfigError(f"in a 'kafka.*' option: {exc}") from None
     # Keep what the user gave, validated (numbers as ints, booleans as bools), minus ignored keys.
-    return {k: getattr(config, k) for k in kwargs if k not in ignored}
+    out = {k: getattr(config, k) for k in kwargs if k not in ignored}
+    out.update(tls)
+    return out
 
 
 def _subscription(options: Mapping[str, str]) -> Subscription:

@@ -37,6 +37,7 @@ from pyspark.sql.datasource import (
 from ..errors import IllegalArgumentError, KafkaError
 from ._client_cache import config_key, worker_loop
 from .options import SinkOptions
+from .porting import live_settings
 from .transactions import TaskTransaction, task_transaction
 
 __all__ = ["KafkaBatchWriter", "KafkaStreamWriter", "WriteResult"]
@@ -168,7 +169,7 @@ async def _shared_producer(options: SinkOptions) -> tuple[str, Any]:
     key = config_key("producer", options.client)
 
     async def make() -> Any:
-        producer = Producer(**options.client)
+        producer = Producer(**live_settings(options.client))
         await producer.start()
         return producer
 
@@ -181,7 +182,7 @@ async def _shared_producer(options: SinkOptions) -> tuple[str, Any]:
 async def _read_marker(options: SinkOptions, txn: TaskTransaction) -> int | None:
     from ..consumer import Consumer
 
-    settings = {k: v for k, v in options.client.items() if k in _COMMON_KEYS}
+    settings = {k: v for k, v in live_settings(options.client).items() if k in _COMMON_KEYS}
     consumer = Consumer(group_id=txn.marker_group, enable_auto_commit=False, **settings)
     await consumer.start()
     try:
@@ -232,7 +233,7 @@ def _write_transactional(options: SinkOptions, batches: Iterator[pa.RecordBatch]
     from ..producer import Producer
 
     loop = worker_loop()
-    producer = Producer(**options.client, transactional_id=txn.transactional_id)
+    producer = Producer(**live_settings(options.client), transactional_id=txn.transactional_id)
     loop.run(producer.start(), _DELIVERY_TIMEOUT_S)  # fences earlier attempts of this task
     try:
         marker = loop.run(_read_marker(options, txn), _DELIVERY_TIMEOUT_S)
