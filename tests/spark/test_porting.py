@@ -50,6 +50,8 @@ def test_jaas_configs_become_sasl_settings() -> None:
         src(**{"kafka.sasl.jaas.config": "not a jaas line"})
     with pytest.raises(ConfigError, match=r"kafka.sasl.kerberos.service.name"):
         src(**{"kafka.sasl.kerberos.service.name": "kafka"})
+    # Spark options about its consumer cache and group ids are accepted and unused (docs/spark.md)
+    src(**{"groupIdPrefix": "spark-kafka-source", "kafkaConsumer.cacheCapacity": "64", "kafka.group.id": "g"})
 
 
 def test_truststores_and_partitioners(tmp_path: Path) -> None:
