@@ -8,6 +8,7 @@ source keeps polling for ``kafkaConsumer.pollTimeoutMs`` (120 s by default), and
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -131,3 +132,40 @@ def test_fetch_gives_up_after_poll_timeout_naming_broker_and_partition(
     text = str(info.value)
     assert f"{topic}-0" in text and bootstrap in text and "pollTimeoutMs" in text, text
     assert 2.5 <= waited < 10, waited
+
+
+def test_fetch_follows_leader_move_and_waits_out_all_brokers_down(mock_cluster: Any,
+                                                                 new_topic: Callable[..., str]) -> None:
+    """librdkafka's mock cluster (3 brokers): the leader moves away from a broker that goes down, then
+    every broker is down for 4 s (longer than the old 8-attempt loop's ~3 s); the fetch gets its records."""
+    from aiokafka_lite.spark._client_cache import worker_loop
+    from aiokafka_lite.spark._source_client import SourceClient
+    from aiokafka_lite.structs import TopicPartition
+
+    mc = mock_cluster(3)
+    topic = new_topic()
+    mc.create_topic(topic, 1, 3)
+    mc.set_leader(topic, 0, 1)
+    produce(mc.bootstrap, topic, [(0, None, b"r%d" % i) for i in range(50)], **{"enable.idempotence": False})
+    settings = {"bootstrap_servers": mc.bootstrap, "client_id": f"moves-{topic}"}
+    tp = TopicPartition(topic, 0)
+
+    async def fetch() -> Any:
+        client = await SourceClient.get(settings)
+        return await client.fetch(tp, 0, max_bytes=1 << 16, max_wait_ms=10, read_committed=False,
+                                  timeout_ms=30_000)
+
+    assert worker_loop().run(fetch(), 60).records
+    mc.set_leader(topic, 0, 2)
+    mc.set_down(1)
+    assert worker_loop().run(fetch(), 60).records
+    mc.set_up(1)
+    mc.set_down()
+    timer = threading.Timer(4.0, mc.set_up)
+    timer.start()
+    started = time.monotonic()
+    try:
+        got = worker_loop().run(fetch(), 60)
+    finally:
+        timer.join()
+    assert got.records and time.monotonic() - started >= 3.5
