@@ -22,7 +22,7 @@ from ..protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRe
 from ..structs import TopicPartition
 from ._client_cache import config_key, worker_loop
 from .options import Subscription
-from .porting import live_settings
+from .porting import bootstrap_text, live_settings
 
 __all__ = ["FetchedPartition", "SourceClient"]
 
@@ -83,7 +83,7 @@ class SourceClient:
         self.client = client
         self.request_timeout_ms = int(settings.get("request_timeout_ms", 30000))
         self.retry_backoff_s = int(settings.get("retry_backoff_ms", 100)) / 1000.0
-        self.bootstrap = settings.get("bootstrap_servers")
+        self.bootstrap = bootstrap_text(settings.get("bootstrap_servers"))
 
     @classmethod
     async def get(cls, settings: Mapping[str, Any]) -> SourceClient:

@@ -20,7 +20,15 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["live_settings", "translate"]
+__all__ = ["bootstrap_text", "live_settings", "translate"]
+
+
+def bootstrap_text(value: Any) -> str:
+    """Parsed ``bootstrap_servers`` (a list of (host, port)) as ``host:port,host:port`` for messages."""
+    if isinstance(value, (list, tuple)):
+        return ",".join(f"{x[0]}:{x[1]}" if isinstance(x, (list, tuple)) and len(x) == 2 else str(x)
+                        for x in value)
+    return str(value)
 
 #: Keys of the parsed client settings that carry TLS material instead of an SSLContext.
 _SSL_CADATA = "_ssl_cadata"

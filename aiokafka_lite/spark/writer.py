@@ -37,7 +37,7 @@ from pyspark.sql.datasource import (
 from ..errors import IllegalArgumentError, KafkaError
 from ._client_cache import config_key, worker_loop
 from .options import SinkOptions
-from .porting import live_settings
+from .porting import bootstrap_text, live_settings
 from .transactions import TaskTransaction, task_transaction
 
 __all__ = ["KafkaBatchWriter", "KafkaStreamWriter", "WriteResult"]
@@ -261,6 +261,23 @@ def _write_transactional(options: SinkOptions, batches: Iterator[pa.RecordBatch]
         loop.run(producer.stop(), 60.0)
 
 
+def _naming_brokers(options: SinkOptions, write: Any) -> WriteResult:
+    """Run a task's write; a Kafka error (e.g. records not delivered within delivery_timeout_ms while
+    a broker is down: the producer's message names the partition and node) also gets the brokers'
+    addresses and the topic, which Spark shows with the task's failure."""
+    try:
+        result: WriteResult = write()
+        return result
+    except KafkaError as exc:
+        note = (f"Kafka sink: brokers {bootstrap_text(options.client.get('bootstrap_servers'))}, topic "
+                f"{options.topic if options.topic is not None else '(from the topic column)'}")
+        add_note = getattr(exc, "add_note", None)  # Python 3.11+
+        if add_note is None:
+            raise KafkaError(f"{exc}\n{note}") from exc
+        add_note(note)
+        raise
+
+
 def _task_context() -> Any:
     from pyspark import TaskContext
 
@@ -290,8 +307,10 @@ class KafkaBatchWriter(DataSourceArrowWriter):
         if self.options.exactly_once:
             txn = task_transaction(self.options.transactional_id_prefix, self.job_id, ctx.partitionId(), 0,
                                    _marker_topic(self.options))
-            return _write_transactional(self.options, iterator, ctx.partitionId(), txn)
-        return _write_at_least_once(self.options, iterator, ctx.partitionId())
+            return _naming_brokers(
+                self.options, lambda: _write_transactional(self.options, iterator, ctx.partitionId(), txn))
+        return _naming_brokers(
+            self.options, lambda: _write_at_least_once(self.options, iterator, ctx.partitionId()))
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         rows = sum(m.rows for m in messages if isinstance(m, WriteResult))
@@ -316,8 +335,10 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
                 raise KafkaError("exactlyOnce: Spark did not tell the task its query id and batch id")
             txn = task_transaction(self.options.transactional_id_prefix, query_id, ctx.partitionId(),
                                    int(batch_id), _marker_topic(self.options))
-            return _write_transactional(self.options, iterator, ctx.partitionId(), txn)
-        return _write_at_least_once(self.options, iterator, ctx.partitionId())
+            return _naming_brokers(
+                self.options, lambda: _write_transactional(self.options, iterator, ctx.partitionId(), txn))
+        return _naming_brokers(
+            self.options, lambda: _write_at_least_once(self.options, iterator, ctx.partitionId()))
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         rows = sum(m.rows for m in messages if isinstance(m, WriteResult))

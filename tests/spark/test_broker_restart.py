@@ -169,3 +169,22 @@ def test_fetch_follows_leader_move_and_waits_out_all_brokers_down(mock_cluster: 
     finally:
         timer.join()
     assert got.records and time.monotonic() - started >= 3.5
+
+
+def test_write_fails_after_delivery_timeout_naming_broker_and_partition(
+        spark: Any, own_noida: EmbeddedBroker, new_topic: Callable[..., str]) -> None:
+    """With every broker gone, a write task fails once kafka.delivery.timeout.ms has passed, saying
+    which partition's records were not delivered and which brokers it was writing to."""
+    bootstrap = own_noida.bootstrap
+    topic = new_topic()
+    create_topic(bootstrap, topic, 1)
+    opts = {"kafka.bootstrap.servers": bootstrap, "topic": topic, "kafka.delivery.timeout.ms": "3000",
+            "kafka.request.timeout.ms": "1000", "kafka.linger.ms": "0", "kafka.max.block.ms": "3000"}
+    df = spark.createDataFrame([("a",), ("b",)], "value string").coalesce(1)
+    df.write.format("aiokafka_lite").options(**opts).mode("append").save()
+    own_noida.stop(grace=5.0)
+    with pytest.raises(Exception) as info:
+        df.write.format("aiokafka_lite").options(**opts).mode("append").save()
+    text = str(info.value)
+    assert f"Kafka sink: brokers {bootstrap}, topic {topic}" in text, text[-3000:]
+    assert f"{topic}-0" in text and "delivery_timeout_ms" in text, text[-3000:]
