@@ -155,6 +155,20 @@ class SourceClient:
                 out.update(TopicPartition(topic, p) for p in parts)
         return out
 
+    async def topic_ids(self, topics: Iterable[str]) -> dict[str, uuid.UUID]:
+        """Fresh topic ids (Metadata v10+) of the topics that have one; brokers that report all-zero
+        ids (noida-db 0.2) give none."""
+        wanted = sorted(set(topics))
+        if not wanted:
+            return {}
+        await self._refresh(wanted)
+        out: dict[str, uuid.UUID] = {}
+        for topic in wanted:
+            tid = self.client.cluster.topic_id(topic)
+            if tid is not None and tid != _ZERO_UUID:
+                out[topic] = tid
+        return out
+
     async def _leaders(self, tps: Iterable[TopicPartition]) -> dict[int, list[TopicPartition]]:
         """Group partitions by leader, refreshing metadata for any whose leader is unknown."""
         wanted = list(tps)

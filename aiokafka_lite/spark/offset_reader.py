@@ -71,6 +71,12 @@ class OffsetReader:
         found: set[TopicPartition] = self._run(lambda c: c.partitions(sub))
         return found
 
+    def topic_ids(self, topics: Iterable[str]) -> dict[str, Any]:
+        """Topic ids where the broker reports real ones (a recreated topic gets a new id)."""
+        names = sorted(set(topics))
+        found: dict[str, Any] = self._run(lambda c: c.topic_ids(names))
+        return found
+
     def earliest(self, tps: Iterable[TopicPartition]) -> PartitionOffsets:
         return self._list(tps, EARLIEST)
 
