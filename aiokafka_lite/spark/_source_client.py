@@ -64,6 +64,25 @@ class _Backoff:
         return True
 
 
+async def retry_until(what: str, timeout_ms: int, backoff_s: float, attempt: Callable[[], Awaitable[T]],
+                      bound: str = "kafkaConsumer.pollTimeoutMs") -> T:
+    """``attempt()`` again after retriable Kafka errors, with exponential backoff, for up to
+    ``timeout_ms`` (named ``bound`` in the error); non-retriable errors pass at once."""
+    deadline = asyncio.get_running_loop().time() + timeout_ms / 1000.0
+    backoff = _Backoff(backoff_s)
+    while True:
+        try:
+            return await attempt()
+        except Errors.KafkaError as exc:
+            if not exc.retriable:
+                raise
+            error = exc
+        if not await backoff.wait(deadline):
+            raise Errors.KafkaTimeoutError(
+                f"{what} failed for {timeout_ms} ms ({bound}) after {backoff.attempts} retries; last "
+                f"error: {error!r}") from error
+
+
 @dataclass
 class FetchedPartition:
     """One partition's part of a Fetch response."""
@@ -86,8 +105,13 @@ class SourceClient:
         self.bootstrap = bootstrap_text(settings.get("bootstrap_servers"))
 
     @classmethod
-    async def get(cls, settings: Mapping[str, Any]) -> SourceClient:
-        """The process's client for these settings (created and bootstrapped on first use)."""
+    async def get(cls, settings: Mapping[str, Any], timeout_ms: int = 0) -> SourceClient:
+        """The process's client for these settings (created and bootstrapped on first use). A new
+        client waits out unreachable bootstrap servers (a broker restarting) for up to ``timeout_ms``."""
+        if timeout_ms > 0:
+            return await retry_until(
+                f"connecting to {bootstrap_text(settings.get('bootstrap_servers'))}", timeout_ms,
+                int(settings.get("retry_backoff_ms", 100)) / 1000.0, lambda: cls.get(settings))
         key = config_key("source", {k: v for k, v in settings.items()
                                     if k in _COMMON_NAMES or k.startswith("_ssl_")})
 
@@ -96,7 +120,11 @@ class SourceClient:
 
             common = {k: v for k, v in live_settings(settings).items() if k in _COMMON_NAMES}
             client = KafkaClient(Config(COMMON, common))
-            await client.start()
+            try:
+                await client.start()
+            except BaseException:
+                await client.close()
+                raise
             return cls(client, settings)
 
         async def close(sc: SourceClient) -> None:
@@ -106,22 +134,10 @@ class SourceClient:
 
     async def retrying(self, what: str, timeout_ms: int, attempt: Callable[[], Awaitable[T]]) -> T:
         """Run ``attempt()`` again after retriable failures (a broker restarting, a moved leader or
-        coordinator), refreshing metadata in between, with exponential backoff, for up to
-        ``timeout_ms``; then fail naming what was asked and the last error."""
-        deadline = asyncio.get_running_loop().time() + timeout_ms / 1000.0
-        backoff = _Backoff(self.retry_backoff_s)
-        while True:
-            try:
-                return await attempt()
-            except Errors.KafkaError as exc:
-                if not exc.retriable:
-                    raise
-                error = exc
-            if not await backoff.wait(deadline):
-                raise Errors.KafkaTimeoutError(
-                    f"{what} failed for {timeout_ms} ms (kafkaConsumer.pollTimeoutMs) after "
-                    f"{backoff.attempts} retries (bootstrap {self.bootstrap}); last error: {error!r}"
-                ) from error
+        coordinator), with exponential backoff, for up to ``timeout_ms``; then fail naming what was
+        asked, the bootstrap servers and the last error."""
+        return await retry_until(f"{what} (bootstrap {self.bootstrap})", timeout_ms, self.retry_backoff_s,
+                                 attempt)
 
     # -- metadata ----------------------------------------------------------------------------------
 

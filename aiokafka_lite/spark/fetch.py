@@ -93,7 +93,7 @@ class _RangeFetcher:
     async def step(self, position: int, delay_s: float = 0.0) -> _Step:
         if delay_s:
             await asyncio.sleep(delay_s)  # nothing was there a moment ago: don't spin on the broker
-        client = await SourceClient.get(self.options.client)
+        client = await SourceClient.get(self.options.client, self.options.poll_timeout_ms)
         rc = self.options.read_committed
         fetched: FetchedPartition = await client.fetch(
             self.tp, position, max_bytes=self.max_bytes, max_wait_ms=self.max_wait_ms, read_committed=rc,
@@ -142,7 +142,7 @@ class _RangeFetcher:
         return False
 
     async def earliest(self) -> int:
-        client = await SourceClient.get(self.options.client)
+        client = await SourceClient.get(self.options.client, self.options.poll_timeout_ms)
         found = await client.retrying(
             f"asking for the earliest offset of {self.tp.topic}-{self.tp.partition}",
             self.options.poll_timeout_ms,

@@ -52,7 +52,7 @@ class OffsetReader:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _with_client(self, make: Any) -> Any:
-        client = await SourceClient.get(self.options.client)
+        client = await SourceClient.get(self.options.client, self.options.poll_timeout_ms)
 
         def attempt() -> Coroutine[Any, Any, Any]:
             coro: Coroutine[Any, Any, Any] = make(client)

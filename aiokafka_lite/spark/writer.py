@@ -20,6 +20,7 @@ task's earlier attempts.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
 from collections import deque
@@ -36,6 +37,7 @@ from pyspark.sql.datasource import (
 
 from ..errors import IllegalArgumentError, KafkaError
 from ._client_cache import config_key, worker_loop
+from ._source_client import retry_until
 from .options import SinkOptions
 from .porting import bootstrap_text, live_settings
 from .transactions import TaskTransaction, task_transaction
@@ -169,14 +171,34 @@ async def _shared_producer(options: SinkOptions) -> tuple[str, Any]:
     key = config_key("producer", options.client)
 
     async def make() -> Any:
-        producer = Producer(**live_settings(options.client))
-        await producer.start()
-        return producer
+        return await _started(lambda: Producer(**live_settings(options.client)), options)
 
     async def close(p: Any) -> None:
         await p.stop()
 
     return key, await worker_loop().client(key, make, close)
+
+
+async def _started(new_producer: Any, options: SinkOptions) -> Any:
+    """A started producer, waiting out unreachable brokers (a restart) within delivery_timeout_ms, as
+    its sends would: a task that begins while a broker restarts must not fail at once. Each attempt
+    uses a new producer (a failed start leaves one stopped)."""
+    timeout_ms = int(options.client.get("delivery_timeout_ms", 120_000))
+
+    async def attempt() -> Any:
+        producer = new_producer()
+        try:
+            await producer.start()
+        except BaseException:
+            with contextlib.suppress(Exception):  # the start's error is the one to report
+                await producer.stop()
+            raise
+        return producer
+
+    return await retry_until(
+        f"starting a producer for {bootstrap_text(options.client.get('bootstrap_servers'))}",
+        timeout_ms, int(options.client.get("retry_backoff_ms", 100)) / 1000.0, attempt,
+                      bound="delivery_timeout_ms")
 
 
 async def _read_marker(options: SinkOptions, txn: TaskTransaction) -> int | None:
@@ -233,8 +255,9 @@ def _write_transactional(options: SinkOptions, batches: Iterator[pa.RecordBatch]
     from ..producer import Producer
 
     loop = worker_loop()
-    producer = Producer(**live_settings(options.client), transactional_id=txn.transactional_id)
-    loop.run(producer.start(), _DELIVERY_TIMEOUT_S)  # fences earlier attempts of this task
+    producer = loop.run(_started(lambda: Producer(**live_settings(options.client),  # fences earlier
+                                                  transactional_id=txn.transactional_id),  # attempts
+                                 options), _DELIVERY_TIMEOUT_S)
     try:
         marker = loop.run(_read_marker(options, txn), _DELIVERY_TIMEOUT_S)
         if marker is not None and marker >= txn.marker_offset:
