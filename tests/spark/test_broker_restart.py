@@ -219,3 +219,24 @@ def test_new_client_waits_for_a_restarting_broker(own_noida: EmbeddedBroker,
     finally:
         timer.join()
     assert len(parts) == 1 and time.monotonic() - started >= 1.5
+
+
+def test_batch_write_during_restart(spark: Any, own_noida: EmbeddedBroker,
+                                    new_topic: Callable[..., str]) -> None:
+    """A df.write issued while the broker is down finishes once it is back (tasks in new or reused
+    Python workers alike), every row once."""
+    bootstrap = own_noida.bootstrap
+    topic = new_topic()
+    create_topic(bootstrap, topic, 2)
+    df = spark.range(3000).selectExpr("cast(id as string) as value").repartition(3)
+    df.count()  # plan and run the input once first, so that the write starts well inside the outage
+    own_noida.stop(grace=5.0)
+    timer = threading.Timer(6.0, own_noida.start)
+    timer.start()
+    try:
+        df.write.format("aiokafka_lite").option("kafka.bootstrap.servers", bootstrap).option("topic", topic) \
+            .mode("append").save()
+    finally:
+        timer.join()
+    values = [v for _p, _o, _k, v in read_all(bootstrap, topic)]
+    assert (len(values), len(set(values))) == (3000, 3000)
