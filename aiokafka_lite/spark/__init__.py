@@ -41,4 +41,7 @@ __all__ = ["FORMAT", "KafkaDataSource", "register"]
 
 def register(spark: Any) -> None:
     """Register the data source with a SparkSession as format ``"aiokafka_lite"``."""
+    from ._load_check import install
+
+    install()  # batch-only options in readStream fail at load(), as with Spark's own Kafka source
     spark.dataSource.register(KafkaDataSource)

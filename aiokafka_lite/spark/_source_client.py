@@ -9,10 +9,11 @@ per configuration is kept on the process's worker loop (``_client_cache``).
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import errors as Errors
 from ..config import COMMON, Config
@@ -21,8 +22,12 @@ from ..protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRe
 from ..structs import TopicPartition
 from ._client_cache import config_key, worker_loop
 from .options import Subscription
+from .porting import bootstrap_text, live_settings
 
 __all__ = ["FetchedPartition", "SourceClient"]
+
+T = TypeVar("T")
+log = logging.getLogger("aiokafka_lite.spark")
 
 _ZERO_UUID = uuid.UUID(int=0)
 _COMMON_NAMES = frozenset(s.name for s in COMMON)
@@ -37,6 +42,45 @@ _REFRESH = frozenset({
     Errors.NotEnoughReplicasError.errno, Errors.OffsetNotAvailableError.errno,
 })
 _ATTEMPTS = 8
+#: Ceiling of the exponential backoff between retries that wait out an unreachable broker.
+_MAX_BACKOFF_S = 1.0
+
+
+class _Backoff:
+    """Exponential backoff (doubling from ``retry_backoff_ms`` up to 1 s) within a deadline."""
+
+    def __init__(self, first_s: float) -> None:
+        self.next_s = max(first_s, 0.01)
+        self.attempts = 0
+
+    async def wait(self, deadline: float) -> bool:
+        """Sleep before the next attempt; False when the deadline leaves no room for one."""
+        remaining = deadline - asyncio.get_running_loop().time()
+        if remaining <= 0:
+            return False
+        await asyncio.sleep(min(self.next_s, remaining))
+        self.next_s = min(self.next_s * 2, _MAX_BACKOFF_S)
+        self.attempts += 1
+        return True
+
+
+async def retry_until(what: str, timeout_ms: int, backoff_s: float, attempt: Callable[[], Awaitable[T]],
+                      bound: str = "kafkaConsumer.pollTimeoutMs") -> T:
+    """``attempt()`` again after retriable Kafka errors, with exponential backoff, for up to
+    ``timeout_ms`` (named ``bound`` in the error); non-retriable errors pass at once."""
+    deadline = asyncio.get_running_loop().time() + timeout_ms / 1000.0
+    backoff = _Backoff(backoff_s)
+    while True:
+        try:
+            return await attempt()
+        except Errors.KafkaError as exc:
+            if not exc.retriable:
+                raise
+            error = exc
+        if not await backoff.wait(deadline):
+            raise Errors.KafkaTimeoutError(
+                f"{what} failed for {timeout_ms} ms ({bound}) after {backoff.attempts} retries; last "
+                f"error: {error!r}") from error
 
 
 @dataclass
@@ -58,24 +102,42 @@ class SourceClient:
         self.client = client
         self.request_timeout_ms = int(settings.get("request_timeout_ms", 30000))
         self.retry_backoff_s = int(settings.get("retry_backoff_ms", 100)) / 1000.0
+        self.bootstrap = bootstrap_text(settings.get("bootstrap_servers"))
 
     @classmethod
-    async def get(cls, settings: Mapping[str, Any]) -> SourceClient:
-        """The process's client for these settings (created and bootstrapped on first use)."""
-        common = {k: v for k, v in settings.items() if k in _COMMON_NAMES}
-        key = config_key("source", common)
+    async def get(cls, settings: Mapping[str, Any], timeout_ms: int = 0) -> SourceClient:
+        """The process's client for these settings (created and bootstrapped on first use). A new
+        client waits out unreachable bootstrap servers (a broker restarting) for up to ``timeout_ms``."""
+        if timeout_ms > 0:
+            return await retry_until(
+                f"connecting to {bootstrap_text(settings.get('bootstrap_servers'))}", timeout_ms,
+                int(settings.get("retry_backoff_ms", 100)) / 1000.0, lambda: cls.get(settings))
+        key = config_key("source", {k: v for k, v in settings.items()
+                                    if k in _COMMON_NAMES or k.startswith("_ssl_")})
 
         async def make() -> SourceClient:
             from ..net import KafkaClient
 
+            common = {k: v for k, v in live_settings(settings).items() if k in _COMMON_NAMES}
             client = KafkaClient(Config(COMMON, common))
-            await client.start()
+            try:
+                await client.start()
+            except BaseException:
+                await client.close()
+                raise
             return cls(client, settings)
 
         async def close(sc: SourceClient) -> None:
             await sc.client.close()
 
         return await worker_loop().client(key, make, close)
+
+    async def retrying(self, what: str, timeout_ms: int, attempt: Callable[[], Awaitable[T]]) -> T:
+        """Run ``attempt()`` again after retriable failures (a broker restarting, a moved leader or
+        coordinator), with exponential backoff, for up to ``timeout_ms``; then fail naming what was
+        asked, the bootstrap servers and the last error."""
+        return await retry_until(f"{what} (bootstrap {self.bootstrap})", timeout_ms, self.retry_backoff_s,
+                                 attempt)
 
     # -- metadata ----------------------------------------------------------------------------------
 
@@ -107,6 +169,20 @@ class SourceClient:
             parts = self.client.cluster.partitions_for(topic)
             if parts:
                 out.update(TopicPartition(topic, p) for p in parts)
+        return out
+
+    async def topic_ids(self, topics: Iterable[str]) -> dict[str, uuid.UUID]:
+        """Fresh topic ids (Metadata v10+) of the topics that have one; brokers that report all-zero
+        ids (noida-db 0.2) give none."""
+        wanted = sorted(set(topics))
+        if not wanted:
+            return {}
+        await self._refresh(wanted)
+        out: dict[str, uuid.UUID] = {}
+        for topic in wanted:
+            tid = self.client.cluster.topic_id(topic)
+            if tid is not None and tid != _ZERO_UUID:
+                out[topic] = tid
         return out
 
     async def _leaders(self, tps: Iterable[TopicPartition]) -> dict[int, list[TopicPartition]]:
@@ -171,6 +247,57 @@ class SourceClient:
             assert last_error is not None
             raise last_error
         return out
+
+    async def offsets_for_time(self, tps: Iterable[TopicPartition], timestamp_ms: int, read_committed: bool,
+                               timeout_ms: int = 120_000) -> dict[TopicPartition, int | None]:
+        """The first offset whose record timestamp is >= ``timestamp_ms`` (None: no such record, i.e.
+        the time is after every record; Kafka answers offset -1 then).
+
+        Each answer is checked against the record it points at: Tansu 0.6 answers offset 0 whatever
+        the time (shared/brokers.md), which would make a starting timestamp after every record read
+        the whole partition. When the record at the answer is older than ``timestamp_ms``, the
+        partition is scanned forward from there for the first record that is not (one fetch when the
+        broker is right, as Kafka and noida-db are).
+        """
+        found = await self.list_offsets(tps, timestamp_ms, read_committed)
+        for tp, off in sorted(found.items()):
+            if off is not None:
+                found[tp] = await self._check_time_answer(tp, timestamp_ms, off, timeout_ms)
+        return found
+
+    async def _check_time_answer(self, tp: TopicPartition, timestamp_ms: int, answer: int,
+                                 timeout_ms: int) -> int | None:
+        from ..records import read_batches
+
+        position = answer
+        while True:
+            got = await self.fetch(tp, position, max_bytes=1 << 20, max_wait_ms=10, read_committed=False,
+                                   timeout_ms=timeout_ms)
+            if got.error_code:
+                return answer  # can't check (e.g. retention moved the log start): trust the broker
+            batches = read_batches(got.records, check_crcs=False) if got.records else []
+            if not batches:
+                # Nothing at or after ``position``: past the end. The broker's own answer stands only
+                # if it pointed there itself (a record may have just been deleted).
+                return None if position > answer or position >= got.high_watermark >= 0 else answer
+            for batch in batches:
+                if batch.is_control or batch.next_offset <= position or batch.max_timestamp < timestamp_ms:
+                    continue
+                for rec in batch.records:
+                    if rec.offset >= position and rec.timestamp >= timestamp_ms:
+                        if rec.offset != answer:
+                            log.info("ListOffsets(timestamp=%d) for %s-%d answered %d; the first record "
+                                     "at or after that time is at offset %d", timestamp_ms, tp.topic,
+                                     tp.partition, answer, rec.offset)
+                        return rec.offset
+            advanced = batches[-1].next_offset
+            if advanced <= position:
+                return answer  # a batch larger than the fetch: can't check, trust the broker
+            position = advanced
+            if got.high_watermark >= 0 and position >= got.high_watermark:
+                log.info("ListOffsets(timestamp=%d) for %s-%d answered %d, but no record is that recent",
+                         timestamp_ms, tp.topic, tp.partition, answer)
+                return None
 
     async def _list_on(self, node: int, tps: list[TopicPartition], spec: int,
                        read_committed: bool) -> dict[TopicPartition, tuple[int, int]]:
@@ -252,32 +379,46 @@ class SourceClient:
     # -- Fetch -------------------------------------------------------------------------------------
 
     async def fetch(self, tp: TopicPartition, offset: int, *, max_bytes: int, max_wait_ms: int,
-                    read_committed: bool) -> FetchedPartition:
+                    read_committed: bool, timeout_ms: int = 120_000) -> FetchedPartition:
         """One Fetch of one partition at ``offset`` (no fetch session: each request stands alone).
 
-        Leader moves and unknown topics are retried here after a metadata refresh; any other
-        partition error is returned for the caller to judge (OFFSET_OUT_OF_RANGE means data loss).
+        Broken connections (a broker restarting), leader moves and unknown topics are retried here,
+        after a metadata refresh, with exponential backoff, until ``timeout_ms`` (Spark's
+        ``kafkaConsumer.pollTimeoutMs``) has passed; then the error names the broker and the partition.
+        Any other partition error is returned for the caller to judge (OFFSET_OUT_OF_RANGE means data
+        loss).
         """
-        last: FetchedPartition | None = None
-        last_exc: BaseException | None = None
-        for attempt in range(_ATTEMPTS):
-            if attempt:
-                await asyncio.sleep(self.retry_backoff_s * attempt)
-                await self._refresh([tp.topic])
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_ms / 1000.0
+        backoff = _Backoff(self.retry_backoff_s)
+        node: int | None = None
+        while True:
             try:
+                if backoff.attempts:
+                    await self._refresh([tp.topic])
                 node = (await self._leaders([tp])).popitem()[0]
-                last = await self._fetch_on(node, tp, offset, max_bytes, max_wait_ms, read_committed)
+                got = await self._fetch_on(node, tp, offset, max_bytes, max_wait_ms, read_committed)
+                if got.error_code not in _REFRESH:
+                    return got
+                error: Errors.KafkaError = Errors.for_code(got.error_code)(
+                    f"fetching {tp.topic}-{tp.partition} at offset {offset}")
             except Errors.KafkaError as exc:
                 if not exc.retriable:
                     raise
-                last_exc = exc
-                continue
-            if last.error_code not in _REFRESH:
-                return last
-        if last is not None:
-            raise Errors.for_code(last.error_code)(f"fetching {tp.topic}-{tp.partition} at offset {offset}")
-        assert last_exc is not None
-        raise last_exc
+                error = exc
+            if not await backoff.wait(deadline):
+                raise Errors.KafkaTimeoutError(
+                    f"fetching {tp.topic}-{tp.partition} at offset {offset} from "
+                    f"{self._describe(node)} failed for {timeout_ms} ms (kafkaConsumer.pollTimeoutMs) "
+                    f"after {backoff.attempts} retries; last error: {error!r}") from error
+
+    def _describe(self, node: int | None) -> str:
+        """``broker 111 (127.0.0.1:9092)``, or the bootstrap servers while no leader is known."""
+        if node is None:
+            return f"the cluster (bootstrap {self.bootstrap}; no leader known)"
+        info = self.client.cluster.broker(node)
+        where = f" ({info.host}:{info.port})" if info is not None else ""
+        return f"broker {node}{where}"
 
     async def _fetch_on(self, node: int, tp: TopicPartition, offset: int, max_bytes: int, max_wait_ms: int,
                         read_committed: bool) -> FetchedPartition:

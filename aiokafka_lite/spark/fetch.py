@@ -93,10 +93,11 @@ class _RangeFetcher:
     async def step(self, position: int, delay_s: float = 0.0) -> _Step:
         if delay_s:
             await asyncio.sleep(delay_s)  # nothing was there a moment ago: don't spin on the broker
-        client = await SourceClient.get(self.options.client)
+        client = await SourceClient.get(self.options.client, self.options.poll_timeout_ms)
         rc = self.options.read_committed
         fetched: FetchedPartition = await client.fetch(
-            self.tp, position, max_bytes=self.max_bytes, max_wait_ms=self.max_wait_ms, read_committed=rc)
+            self.tp, position, max_bytes=self.max_bytes, max_wait_ms=self.max_wait_ms, read_committed=rc,
+            timeout_ms=self.options.poll_timeout_ms)
         if fetched.error_code or not fetched.records:
             return _Step(None, position, fetched.error_code, fetched.high_watermark, fetched.log_start_offset,
                          False)
@@ -121,7 +122,7 @@ class _RangeFetcher:
         offset = max(first, self._scanned.get(txn, first))
         while offset < position:
             got = await client.fetch(self.tp, offset, max_bytes=self.max_bytes, max_wait_ms=10,
-                                     read_committed=False)
+                                     read_committed=False, timeout_ms=self.options.poll_timeout_ms)
             if got.error_code or not got.records:
                 break  # can't tell: treat it as open, as the broker's list says
             advanced = offset
@@ -141,8 +142,11 @@ class _RangeFetcher:
         return False
 
     async def earliest(self) -> int:
-        client = await SourceClient.get(self.options.client)
-        found = await client.list_offsets([self.tp], -2, self.options.read_committed)
+        client = await SourceClient.get(self.options.client, self.options.poll_timeout_ms)
+        found = await client.retrying(
+            f"asking for the earliest offset of {self.tp.topic}-{self.tp.partition}",
+            self.options.poll_timeout_ms,
+            lambda: client.list_offsets([self.tp], -2, self.options.read_committed))
         off = found.get(self.tp)
         if off is None:
             raise KafkaError(f"no earliest offset for {self.tp}")
@@ -156,19 +160,23 @@ def read_range(options: SourceOptions, rng: OffsetRange) -> Iterator[pa.RecordBa
     loop = worker_loop()
     fetcher = _RangeFetcher(options, rng)
     timeout_s = options.poll_timeout_ms / 1000.0
+    # A step retries through broker restarts for up to pollTimeoutMs and then raises an error naming the
+    # broker; the wait here only catches a step that hangs beyond that (one more request's worth).
+    step_timeout_s = timeout_s + (int(options.client.get("request_timeout_ms", 30000))
+                                  + fetcher.max_wait_ms) / 1000.0 + 5.0
     position = rng.start
     pending: Any = loop.submit(fetcher.step(position))
     stalled_since: float | None = None
     try:
         while position < rng.end:
             try:
-                step: _Step = pending.result(timeout_s)
+                step: _Step = pending.result(step_timeout_s)
             except FutureTimeout:
                 raise KafkaTimeoutError(f"fetching {fetcher.tp} at offset {position} took longer than "
                                         f"kafkaConsumer.pollTimeoutMs={options.poll_timeout_ms}") from None
             pending = None
             if step.error_code == _OFFSET_OUT_OF_RANGE:
-                earliest = loop.run(fetcher.earliest(), timeout_s)
+                earliest = loop.run(fetcher.earliest(), step_timeout_s)
                 if position < earliest:
                     report_data_loss(options.fail_on_data_loss,
                                      f"Cannot fetch {rng.topic}-{rng.partition} at offset {position}: the "

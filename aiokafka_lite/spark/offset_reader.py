@@ -3,7 +3,9 @@
 Used by the batch reader when it plans a read and by the stream reader at every trigger. Calls run on
 the process's worker loop (``_client_cache``) against one cached client per configuration, so a
 long-running query reuses its connections and metadata from trigger to trigger. Listing offsets is
-retried ``fetchOffset.numRetries`` times, ``fetchOffset.retryIntervalMs`` apart, as in Spark.
+retried ``fetchOffset.numRetries`` times, ``fetchOffset.retryIntervalMs`` apart, as in Spark; within
+each attempt, unreachable brokers (a restart) and moved leaders are waited out for up to
+``kafkaConsumer.pollTimeoutMs`` (Spark's Admin client likewise retries for ``default.api.timeout.ms``).
 """
 
 from __future__ import annotations
@@ -37,7 +39,9 @@ class OffsetReader:
         """Run ``make(client)`` on the worker loop with Spark's offset-fetch retries."""
         opts = self.options
         attempts = opts.fetch_offset_num_retries + 1
-        timeout = opts.poll_timeout_ms / 1000.0
+        # The client retries through unreachable brokers for up to pollTimeoutMs; leave it room to
+        # say so itself before the outer wait gives up.
+        timeout = opts.poll_timeout_ms / 1000.0 + 60.0
         for attempt in range(attempts):
             try:
                 return worker_loop().run(self._with_client(make), timeout)
@@ -48,9 +52,14 @@ class OffsetReader:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _with_client(self, make: Any) -> Any:
-        client = await SourceClient.get(self.options.client)
-        coro: Coroutine[Any, Any, Any] = make(client)
-        return await coro
+        client = await SourceClient.get(self.options.client, self.options.poll_timeout_ms)
+
+        def attempt() -> Coroutine[Any, Any, Any]:
+            coro: Coroutine[Any, Any, Any] = make(client)
+            return coro
+
+        return await client.retrying(f"asking {self.options.subscription.describe()} for offsets",
+                                     self.options.poll_timeout_ms, attempt)
 
     # -- questions ------------------------------------------------------------------------------
 
@@ -60,6 +69,12 @@ class OffsetReader:
         if sub.kind == "assign":
             return set(sub.partitions)
         found: set[TopicPartition] = self._run(lambda c: c.partitions(sub))
+        return found
+
+    def topic_ids(self, topics: Iterable[str]) -> dict[str, Any]:
+        """Topic ids where the broker reports real ones (a recreated topic gets a new id)."""
+        names = sorted(set(topics))
+        found: dict[str, Any] = self._run(lambda c: c.topic_ids(names))
         return found
 
     def earliest(self, tps: Iterable[TopicPartition]) -> PartitionOffsets:
@@ -93,7 +108,8 @@ class OffsetReader:
         for tp, ts in times.items():
             by_ts.setdefault(ts, []).append(tp)
         for ts, group in sorted(by_ts.items()):
-            out.update(self._run(lambda c, g=group, t=ts: c.list_offsets(sorted(g), t, rc)))
+            out.update(self._run(lambda c, g=group, t=ts: c.offsets_for_time(
+                sorted(g), t, rc, self.options.poll_timeout_ms)))
         return out
 
     # -- specifications -------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from ..config import CONSUMER, PRODUCER, Config, dotted_to_kwargs
 from ..errors import ConfigError
 from ..structs import TopicPartition
 from .offsets import EARLIEST, LATEST, OffsetSpec, parse_partition_json
+from .porting import translate
 
 __all__ = [
     "SinkOptions",
@@ -186,13 +187,16 @@ def _kafka_settings(options: Mapping[str, str], forbidden: Mapping[str, str]) ->
 
 def _client_kwargs(settings: Mapping[str, str], table: Any, ignored: set[str]) -> dict[str, Any]:
     """Validate the kafka.* settings against a client's table; unknown names raise ConfigError."""
-    kwargs = dotted_to_kwargs(settings)
+    kwargs = dotted_to_kwargs(translate(settings))
+    tls = {k: kwargs.pop(k) for k in list(kwargs) if k.startswith("_ssl_")}  # PEM text, see porting.py
     try:
         config = Config(table, kwargs)
     except ConfigError as exc:
         raise ConfigError(f"in a 'kafka.*' option: {exc}") from None
     # Keep what the user gave, validated (numbers as ints, booleans as bools), minus ignored keys.
-    return {k: getattr(config, k) for k in kwargs if k not in ignored}
+    out = {k: getattr(config, k) for k in kwargs if k not in ignored}
+    out.update(tls)
+    return out
 
 
 def _subscription(options: Mapping[str, str]) -> Subscription:
@@ -288,9 +292,6 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
         if ending.kind == "earliest" or (ending.kind == "specific"
                                          and EARLIEST in ending.partition_values().values()):
             raise ConfigError("option 'endingOffsets' can't be 'earliest' (-2) for batch queries")
-        for name in ("maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay"):
-            if _get(options, name) is not None:
-                raise ConfigError(f"option {name!r} only applies to streaming queries (spark.readStream)")
     if subscription.kind == "assign":
         assigned = set(subscription.partitions)
         for spec, name in ((starting, "starting"), (ending, "ending")):
@@ -305,13 +306,20 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
         raise ConfigError(
             f"option 'startingOffsetsByTimestampStrategy' must be 'error' or 'latest', got {strategy!r}")
 
-    max_trigger = _int(options, "maxOffsetsPerTrigger", minimum=1)
-    min_trigger = _int(options, "minOffsetsPerTrigger", minimum=1)
-    if max_trigger is not None and min_trigger is not None and min_trigger > max_trigger:
-        raise ConfigError(f"option 'minOffsetsPerTrigger' ({min_trigger}) must be <= "
-                          f"'maxOffsetsPerTrigger' ({max_trigger})")
-    delay_raw = _get(options, "maxTriggerDelay")
-    delay_ms = parse_duration_ms(delay_raw, "maxTriggerDelay") if delay_raw is not None else 15 * 60_000
+    if streaming:
+        max_trigger = _int(options, "maxOffsetsPerTrigger", minimum=1)
+        min_trigger = _int(options, "minOffsetsPerTrigger", minimum=1)
+        if max_trigger is not None and min_trigger is not None and min_trigger > max_trigger:
+            raise ConfigError(f"option 'minOffsetsPerTrigger' ({min_trigger}) must be <= "
+                              f"'maxOffsetsPerTrigger' ({max_trigger})")
+        delay_raw = _get(options, "maxTriggerDelay")
+        delay_ms = parse_duration_ms(delay_raw, "maxTriggerDelay") if delay_raw is not None else 15 * 60_000
+    else:
+        # Spark's Kafka source reads these only in its micro-batch stream and ignores them in batch
+        # reads (KafkaSourceProvider.createRelation never looks at them), so a job may share one options
+        # map between spark.read and spark.readStream. Not even validated here, as there.
+        max_trigger = min_trigger = None
+        delay_ms = 15 * 60_000
 
     settings = _kafka_settings(options, _SOURCE_FORBIDDEN)
     client = _client_kwargs(settings, CONSUMER, _SOURCE_IGNORED)
@@ -331,7 +339,7 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
         poll_timeout_ms=poll_timeout if poll_timeout is not None else 120_000,
         fetch_offset_num_retries=_default(_int(options, "fetchOffset.numRetries", minimum=0), 3),
         fetch_offset_retry_interval_ms=_default(
-            _int(options, "fetchOffset.retryIntervalMs", minimum=0), 1000),
+            _int(options, "fetchOffset.retryIntervalMs", minimum=0), 10),  # Spark's default
         client=client,
     )
 

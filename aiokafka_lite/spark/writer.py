@@ -20,6 +20,7 @@ task's earlier attempts.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
 from collections import deque
@@ -36,7 +37,9 @@ from pyspark.sql.datasource import (
 
 from ..errors import IllegalArgumentError, KafkaError
 from ._client_cache import config_key, worker_loop
+from ._source_client import retry_until
 from .options import SinkOptions
+from .porting import bootstrap_text, live_settings
 from .transactions import TaskTransaction, task_transaction
 
 __all__ = ["KafkaBatchWriter", "KafkaStreamWriter", "WriteResult"]
@@ -168,9 +171,7 @@ async def _shared_producer(options: SinkOptions) -> tuple[str, Any]:
     key = config_key("producer", options.client)
 
     async def make() -> Any:
-        producer = Producer(**options.client)
-        await producer.start()
-        return producer
+        return await _started(lambda: Producer(**live_settings(options.client)), options)
 
     async def close(p: Any) -> None:
         await p.stop()
@@ -178,10 +179,32 @@ async def _shared_producer(options: SinkOptions) -> tuple[str, Any]:
     return key, await worker_loop().client(key, make, close)
 
 
+async def _started(new_producer: Any, options: SinkOptions) -> Any:
+    """A started producer, waiting out unreachable brokers (a restart) within delivery_timeout_ms, as
+    its sends would: a task that begins while a broker restarts must not fail at once. Each attempt
+    uses a new producer (a failed start leaves one stopped)."""
+    timeout_ms = int(options.client.get("delivery_timeout_ms", 120_000))
+
+    async def attempt() -> Any:
+        producer = new_producer()
+        try:
+            await producer.start()
+        except BaseException:
+            with contextlib.suppress(Exception):  # the start's error is the one to report
+                await producer.stop()
+            raise
+        return producer
+
+    return await retry_until(
+        f"starting a producer for {bootstrap_text(options.client.get('bootstrap_servers'))}",
+        timeout_ms, int(options.client.get("retry_backoff_ms", 100)) / 1000.0, attempt,
+                      bound="delivery_timeout_ms")
+
+
 async def _read_marker(options: SinkOptions, txn: TaskTransaction) -> int | None:
     from ..consumer import Consumer
 
-    settings = {k: v for k, v in options.client.items() if k in _COMMON_KEYS}
+    settings = {k: v for k, v in live_settings(options.client).items() if k in _COMMON_KEYS}
     consumer = Consumer(group_id=txn.marker_group, enable_auto_commit=False, **settings)
     await consumer.start()
     try:
@@ -232,8 +255,9 @@ def _write_transactional(options: SinkOptions, batches: Iterator[pa.RecordBatch]
     from ..producer import Producer
 
     loop = worker_loop()
-    producer = Producer(**options.client, transactional_id=txn.transactional_id)
-    loop.run(producer.start(), _DELIVERY_TIMEOUT_S)  # fences earlier attempts of this task
+    producer = loop.run(_started(lambda: Producer(**live_settings(options.client),  # fences earlier
+                                                  transactional_id=txn.transactional_id),  # attempts
+                                 options), _DELIVERY_TIMEOUT_S)
     try:
         marker = loop.run(_read_marker(options, txn), _DELIVERY_TIMEOUT_S)
         if marker is not None and marker >= txn.marker_offset:
@@ -258,6 +282,23 @@ def _write_transactional(options: SinkOptions, batches: Iterator[pa.RecordBatch]
         return WriteResult(partition_id, rows, transactional_id=txn.transactional_id)
     finally:
         loop.run(producer.stop(), 60.0)
+
+
+def _naming_brokers(options: SinkOptions, write: Any) -> WriteResult:
+    """Run a task's write; a Kafka error (e.g. records not delivered within delivery_timeout_ms while
+    a broker is down: the producer's message names the partition and node) also gets the brokers'
+    addresses and the topic, which Spark shows with the task's failure."""
+    try:
+        result: WriteResult = write()
+        return result
+    except KafkaError as exc:
+        note = (f"Kafka sink: brokers {bootstrap_text(options.client.get('bootstrap_servers'))}, topic "
+                f"{options.topic if options.topic is not None else '(from the topic column)'}")
+        add_note = getattr(exc, "add_note", None)  # Python 3.11+
+        if add_note is None:
+            raise KafkaError(f"{exc}\n{note}") from exc
+        add_note(note)
+        raise
 
 
 def _task_context() -> Any:
@@ -289,8 +330,10 @@ class KafkaBatchWriter(DataSourceArrowWriter):
         if self.options.exactly_once:
             txn = task_transaction(self.options.transactional_id_prefix, self.job_id, ctx.partitionId(), 0,
                                    _marker_topic(self.options))
-            return _write_transactional(self.options, iterator, ctx.partitionId(), txn)
-        return _write_at_least_once(self.options, iterator, ctx.partitionId())
+            return _naming_brokers(
+                self.options, lambda: _write_transactional(self.options, iterator, ctx.partitionId(), txn))
+        return _naming_brokers(
+            self.options, lambda: _write_at_least_once(self.options, iterator, ctx.partitionId()))
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         rows = sum(m.rows for m in messages if isinstance(m, WriteResult))
@@ -315,8 +358,10 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
                 raise KafkaError("exactlyOnce: Spark did not tell the task its query id and batch id")
             txn = task_transaction(self.options.transactional_id_prefix, query_id, ctx.partitionId(),
                                    int(batch_id), _marker_topic(self.options))
-            return _write_transactional(self.options, iterator, ctx.partitionId(), txn)
-        return _write_at_least_once(self.options, iterator, ctx.partitionId())
+            return _naming_brokers(
+                self.options, lambda: _write_transactional(self.options, iterator, ctx.partitionId(), txn))
+        return _naming_brokers(
+            self.options, lambda: _write_at_least_once(self.options, iterator, ctx.partitionId()))
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         rows = sum(m.rows for m in messages if isinstance(m, WriteResult))

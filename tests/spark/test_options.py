@@ -94,8 +94,12 @@ def test_streaming_and_batch_restrictions() -> None:
         src(streaming=False, subscribe="a", startingOffsets='{"a":{"0":-1}}')
     with pytest.raises(ConfigError, match="can't be 'earliest'"):
         src(streaming=False, subscribe="a", endingOffsets='{"a":{"0":-2}}')
-    with pytest.raises(ConfigError, match="only applies to streaming"):
-        src(streaming=False, subscribe="a", maxOffsetsPerTrigger="5")
+    # Streaming-only options are ignored by batch reads, as by Spark's Kafka source (its docs list them
+    # under "Query Type: streaming query"; KafkaSourceProvider.validateBatchOptions does not look at them).
+    b = src(streaming=False, subscribe="a", maxOffsetsPerTrigger="5", minOffsetsPerTrigger="x",
+            maxTriggerDelay="soon")
+    assert (b.max_offsets_per_trigger, b.min_offsets_per_trigger) == (None, None)
+    assert src(subscribe="a").fetch_offset_retry_interval_ms == 10  # Spark's default
     with pytest.raises(ConfigError, match="does not"):
         src(assign='{"a":[0]}', startingOffsets='{"a":{"0":1,"1":2}}')
 

@@ -190,8 +190,9 @@ def test_read_committed_hides_aborted_records(spark: Any, bootstrap: str, new_to
     assert sorted(r.value for r in spark.table(name).collect()) == sorted(committed)
 
 
-@pytest.mark.parametrize("broker", ["noida"], indirect=True)
 def test_starting_timestamp(spark: Any, bootstrap: str, new_topic: Callable[..., str]) -> None:
+    """Both brokers: noida-db answers ListOffsets(timestamp) as Kafka does (-1 after every record);
+    Tansu 0.6 answers offset 0 whatever the time, which the source detects and corrects."""
     topic = new_topic()
     create_topic(bootstrap, topic, 1)
     now = int(time.time() * 1000)
@@ -201,6 +202,12 @@ def test_starting_timestamp(spark: Any, bootstrap: str, new_topic: Callable[...,
     assert sorted(r.value for r in df.collect()) == sorted(b"new%d" % i for i in range(20))
     with pytest.raises(Exception, match="startingOffsetsByTimestampStrategy"):
         reader(spark, bootstrap, subscribe=topic, startingTimestamp=now + 3_600_000).collect()
+    # a time after every record means the end: nothing to read (strategy latest), everything before it
+    later = now + 3_600_000
+    assert reader(spark, bootstrap, subscribe=topic, startingTimestamp=later,
+                  startingOffsetsByTimestampStrategy="latest").count() == 0
+    assert reader(spark, bootstrap, subscribe=topic, endingTimestamp=later).count() == 50
+    assert reader(spark, bootstrap, subscribe=topic, endingTimestamp=now - 30_000).count() == 30
 
 
 @pytest.mark.parametrize("broker", ["noida"], indirect=True)
@@ -219,3 +226,85 @@ def test_fail_on_data_loss(spark: Any, bootstrap: str, new_topic: Callable[..., 
     run_available_now(lenient, "parquet", out, ck)
     offsets = sorted(r.offset for r in spark.read.parquet(out).collect())
     assert offsets == list(range(100)) + list(range(150, 200))
+
+
+def test_stream_refuses_ending_offsets_at_load(spark: Any, tansu: EmbeddedBroker) -> None:
+    """Spark's Kafka source refuses endingOffsets in readStream when load() is called, not after start()."""
+    from aiokafka_lite.errors import ConfigError
+
+    for name, value in (("endingOffsets", "latest"), ("endingTimestamp", "1")):
+        with pytest.raises(ConfigError, match=f"{name}.*not valid in streaming"):
+            reader(spark, tansu.bootstrap, stream=True, subscribe="t", **{name: value})
+        with pytest.raises(ConfigError, match=f"{name}.*not valid in streaming"):
+            (spark.readStream.format("aiokafka_lite").options(**{"kafka.bootstrap.servers": tansu.bootstrap,
+                                                                  "subscribe": "t", name: value}).load())
+    # the same options are fine in a batch read, and streaming-only ones are ignored there
+    df = reader(spark, tansu.bootstrap, subscribe="t", endingOffsets="latest", maxOffsetsPerTrigger="5")
+    assert df.columns[:2] == ["key", "value"]
+
+
+@pytest.mark.parametrize("broker", ["noida"], indirect=True)
+def test_topic_recreated_while_stopped(spark: Any, bootstrap: str, new_topic: Callable[..., str],
+                                       tmp_path: Path) -> None:
+    """Deleted and recreated between two runs, with fewer records than the checkpoint's position: the
+    offsets went back. failOnDataLoss=true fails naming the topic; false reads the new log from its start.
+    (noida-db reports all-zero topic ids, so ids cannot tell the two topics apart there.)"""
+    from confluent_kafka.admin import AdminClient
+
+    topic = new_topic()
+    create_topic(bootstrap, topic, 1)
+    produce(bootstrap, topic, [(0, None, b"old%d" % i) for i in range(60)])
+    out, ck = str(tmp_path / "out"), tmp_path / "ck"
+    opts = {"subscribe": topic, "startingOffsets": "earliest"}
+    run_available_now(reader(spark, bootstrap, stream=True, **opts), "parquet", out, ck)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.delete_topics([topic])[topic].result(30)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            create_topic(bootstrap, topic, 1)
+            break
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+    produce(bootstrap, topic, [(0, None, b"new%d" % i) for i in range(20)])
+    with pytest.raises(Exception, match=f"topic '{topic}'.*went back from 60.*recreated"):
+        run_available_now(reader(spark, bootstrap, stream=True, **opts), "parquet", out, ck)
+    lenient = reader(spark, bootstrap, stream=True, failOnDataLoss="false", **opts)
+    run_available_now(lenient, "parquet", out, ck)
+    values = sorted(r.value for r in spark.read.parquet(out).collect())
+    assert values == sorted([b"old%d" % i for i in range(60)] + [b"new%d" % i for i in range(20)])
+
+
+@pytest.mark.parametrize("broker", ["tansu"], indirect=True)
+def test_topic_recreated_under_running_query_by_topic_id(spark: Any, bootstrap: str,
+                                                         new_topic: Callable[..., str],
+                                                         ident: Callable[[str], str], tmp_path: Path) -> None:
+    """Tansu gives real topic ids, and a new one to a recreated topic: even when the new topic already
+    holds more records than the query's position (offsets did not go back), the query fails naming it."""
+    from confluent_kafka.admin import AdminClient
+
+    topic = new_topic()
+    create_topic(bootstrap, topic, 1)
+    produce(bootstrap, topic, [(0, None, b"old%d" % i) for i in range(10)])
+    name = ident("ids")
+    q = (reader(spark, bootstrap, stream=True, subscribe=topic, startingOffsets="earliest").writeStream
+         .format("memory").queryName(name).option("checkpointLocation", str(tmp_path / "ck"))
+         .trigger(processingTime="6 seconds").start())
+    try:
+        # Between two triggers (6 s apart) the topic is deleted, recreated and filled, so the next
+        # trigger sees it back, with a new id and more records than the query has read.
+        deadline = time.monotonic() + 120
+        while spark.sql(f"select count(*) from {name}").collect()[0][0] < 10:
+            assert time.monotonic() < deadline and q.isActive, q.exception()
+            time.sleep(0.1)
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        admin.delete_topics([topic])[topic].result(30)
+        create_topic(bootstrap, topic, 1)
+        produce(bootstrap, topic, [(0, None, b"new%d" % i) for i in range(40)])
+        with pytest.raises(Exception, match=f"topic '{topic}' was deleted and recreated while the query ran"):
+            q.awaitTermination(60)
+        assert not q.isActive
+    finally:
+        q.stop()
