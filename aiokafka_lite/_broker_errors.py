@@ -177,6 +177,14 @@ __all__ = [
     "VoterNotFoundError",
 ]
 
+#: What to check when a batch is refused as too large, appended to the message: the broker's answer names
+#: no size or setting.
+_TOO_LARGE_HINT = (
+    "the broker refused a record batch larger than the topic's max.message.bytes (broker-wide "
+    "message.max.bytes, 1 MiB by default); a batch of several records was split and retried first, so a "
+    "single record is this large: make it smaller, compress it (compression_type), or raise "
+    "max.message.bytes; this producer's batch_size and max_request_size bound what it sends")
+
 
 class UnknownServerError(BrokerResponseError):
     errno = -1
@@ -246,11 +254,7 @@ class MessageTooLargeError(BrokerResponseError):
     #: Set by the producer: the refused batch's size in bytes and its record count.
     batch_bytes: int | None = None
     batch_records: int | None = None
-    #: What to check, appended to the message: the broker's answer names no size or setting.
-    hint = ("the broker refused a record batch larger than the topic's max.message.bytes (broker-wide "
-            "message.max.bytes, 1 MiB by default); a batch of several records was split and retried "
-            "first, so a single record is this large: make it smaller, compress it (compression_type), or "
-            "raise max.message.bytes; this producer's batch_size and max_request_size bound what it sends")
+    hint = _TOO_LARGE_HINT
 
 
 class StaleControllerEpochError(BrokerResponseError):
@@ -305,11 +309,7 @@ class RecordListTooLargeError(BrokerResponseError):
     retriable = False
     batch_bytes: int | None = None
     batch_records: int | None = None
-    #: What to check, appended to the message: the broker's answer names no size or setting.
-    hint = ("the broker refused a record batch larger than the topic's max.message.bytes (broker-wide "
-            "message.max.bytes, 1 MiB by default); a batch of several records was split and retried "
-            "first, so a single record is this large: make it smaller, compress it (compression_type), or "
-            "raise max.message.bytes; this producer's batch_size and max_request_size bound what it sends")
+    hint = _TOO_LARGE_HINT
 
 
 class NotEnoughReplicasError(BrokerResponseError):

@@ -25,16 +25,22 @@ async def _write_corrupt_batch(bootstrap: str, topic: str, values: list[bytes]) 
         builder.append(1, None, v, None)
     data = bytearray(builder.build())
     data[-3] ^= 0xFF  # inside the last record, after the CRC was computed
+    code, offset = await _produce_raw(bootstrap, topic, bytes(data))
+    assert code == 0, "Tansu 0.6 stores batches without checking their CRC"
+    return offset
+
+
+async def _produce_raw(bootstrap: str, topic: str, records: bytes) -> tuple[int, int]:
+    """Send record-batch bytes as they are (what another client might write) to partition 0."""
     async with KafkaClient(Config(COMMON, {"bootstrap_servers": bootstrap})) as client:
         await client.refresh_metadata()
         node = client.cluster.leader_for(TopicPartition(topic, 0))
         assert node is not None
         request = ProduceRequest(acks=-1, timeout_ms=5000, topic_data=[TopicProduceData(
-            name=topic, partition_data=[PartitionProduceData(index=0, records=bytes(data))])])
+            name=topic, partition_data=[PartitionProduceData(index=0, records=records)])])
         response: Any = await client.send(node, request, max_version=9)
     part = response.responses[0].partition_responses[0]
-    assert part.error_code == 0, "Tansu 0.6 stores batches without checking their CRC"
-    return int(part.base_offset)
+    return int(part.error_code), int(part.base_offset)
 
 
 @pytest.mark.parametrize("arrow", [False, True], ids=["records", "arrow"])
@@ -103,16 +109,9 @@ async def test_a_header_key_that_is_not_utf8_is_delivered(
     pos = data.index(b"ab")
     data[pos:pos + 2] = b"\xed\xa0"
     data[17:21] = google_crc32c.value(bytes(data[21:])).to_bytes(4, "big")
-    async with KafkaClient(Config(COMMON, {"bootstrap_servers": broker.bootstrap})) as client:
-        async with Producer(bootstrap_servers=broker.bootstrap) as p:  # creates the topic
-            await p.send_and_wait(topic, b"first", partition=0)
-        await client.refresh_metadata()
-        node = client.cluster.leader_for(TopicPartition(topic, 0))
-        assert node is not None
-        request = ProduceRequest(acks=-1, timeout_ms=5000, topic_data=[TopicProduceData(
-            name=topic, partition_data=[PartitionProduceData(index=0, records=bytes(data))])])
-        response: Any = await client.send(node, request, max_version=9)
-        assert response.responses[0].partition_responses[0].error_code == 0
+    async with Producer(bootstrap_servers=broker.bootstrap) as p:  # creates the topic
+        await p.send_and_wait(topic, b"first", partition=0)
+    assert (await _produce_raw(broker.bootstrap, topic, bytes(data)))[0] == 0
     key = str(b"\xed\xa0", "utf-8", "replace")
     async with Consumer(bootstrap_servers=broker.bootstrap, auto_offset_reset="earliest",
                         enable_auto_commit=False) as consumer:
