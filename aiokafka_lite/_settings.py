@@ -66,6 +66,7 @@ class ConsumerSettings(CommonSettings, total=False):
 
     group_id: str | None
     group_instance_id: str | None
+    client_rack: str | None
     auto_offset_reset: Literal["earliest", "latest", "none"]
     enable_auto_commit: bool
     auto_commit_interval_ms: int

@@ -70,6 +70,7 @@ class GroupCoordinator:
         self._on_revoke = on_revoke
         self.group_id: str = config.group_id
         self.group_instance_id: str | None = config.group_instance_id
+        self._client_rack: str | None = getattr(config, "client_rack", None)
         self._session_timeout_ms: int = config.session_timeout_ms
         self._heartbeat_interval = config.heartbeat_interval_ms / 1000.0
         self._max_poll_interval = config.max_poll_interval_ms / 1000.0
@@ -381,13 +382,27 @@ class GroupCoordinator:
         if inspect.isawaitable(result):
             await result
 
+    def _partition_racks(self, partitions: dict[str, list[int]]) -> dict[str, dict[int, frozenset[str]]]:
+        """Racks of each partition's replicas, from cluster metadata (brokers without a rack are left out)."""
+        cluster = self._client.cluster
+        out: dict[str, dict[int, frozenset[str]]] = {}
+        for t, ps in partitions.items():
+            racks: dict[int, frozenset[str]] = {}
+            for p in ps:
+                info = cluster.partition_info(TopicPartition(t, p))
+                replicas = info.replicas if info is not None else ()
+                brokers = (cluster.broker(n) for n in replicas)
+                racks[p] = frozenset(b.rack for b in brokers if b is not None and b.rack)
+            out[t] = racks
+        return out
+
     # -- join / sync -------------------------------------------------------------------------------------
     def _own_subscription(self, assignor: Assignor) -> bytes:
         topics = sorted(self._subs.subscription)
         owned = sorted(self._subs.assigned_partitions()) if self.protocol is RebalanceProtocol.COOPERATIVE \
             else []
         return encode_subscription(Subscription(topics, assignor.subscription_user_data(topics), owned,
-                                                self.generation, None))
+                                                self.generation, self._client_rack))
 
     async def _join_and_sync(self) -> Assignment:
         """One JoinGroup + SyncGroup round; raises _Rejoin when it must start over."""
@@ -535,7 +550,11 @@ class GroupCoordinator:
             log.warning("group %r: metadata refresh before assigning failed: %s", self.group_id, exc)
         partitions = {t: sorted(ps) for t in topics if (ps := cv.partitions_for(self._client, t))}
         self._assignment_snapshot = {t: len(ps) for t, ps in partitions.items()}
-        result = assignor.assign(partitions, group)
+        if getattr(assignor, "rack_aware", False):
+            rack_assign: Any = assignor.assign  # the built-in assignors take the replicas' racks too
+            result = rack_assign(partitions, group, partition_racks=self._partition_racks(partitions))
+        else:
+            result = assignor.assign(partitions, group)
         log.info("group %r: leader assigned with %s: %s", self.group_id, protocol_name,
                  {m: len(a.partitions) for m, a in result.items()})
         return {m: encode_assignment(result.get(m, Assignment([]))) for m in group}
