@@ -11,6 +11,7 @@ from ..protocol.messages.incremental_alter_configs import (
     AlterConfigsResource,
     IncrementalAlterConfigsRequest,
 )
+from ._config_routes import by_node, config_routes
 from ._core import AdminCore, broker_error
 from .types import ConfigResource
 
@@ -33,7 +34,6 @@ class ConfigOps(AdminCore):
         Broker resources go to that broker; topics to any broker.
         """
         wanted: dict[ConfigResource, list[AlterableConfig]] = {}
-        routes: dict[ConfigResource, int | None] = {}
         for raw, configs in changes.items():
             r = ConfigResource(*raw)
             r.type_code  # noqa: B018 - validates the type name
@@ -45,20 +45,11 @@ class ConfigOps(AdminCore):
                 op = CONFIG_OPS["set" if value is not None else "delete"]
                 entries.append(AlterableConfig(name=name, config_operation=op, value=value))
             wanted[r] = entries
-            routes[r] = None
-            if r.type_code in (4, 8) and r.name:
-                try:
-                    routes[r] = int(r.name)
-                except ValueError:
-                    raise errors.IllegalArgumentError(
-                        f"a broker resource is named by its node id, got {r.name!r}") from None
+        routes = config_routes(wanted)
 
         async def attempt(pending: list[ConfigResource]) -> dict[ConfigResource, Any]:
-            groups: dict[int | None, list[ConfigResource]] = {}
-            for r in pending:
-                groups.setdefault(routes[r], []).append(r)
             out: dict[ConfigResource, Any] = {}
-            for node, batch in groups.items():
+            for node, batch in by_node(pending, routes).items():
                 target = node if node is not None else await self.client.any_ready_node()
                 request = IncrementalAlterConfigsRequest(
                     resources=[AlterConfigsResource(resource_type=r.type_code, resource_name=r.name,

@@ -23,6 +23,7 @@ from ..protocol.messages.describe_cluster import DescribeClusterRequest
 from ..protocol.messages.describe_configs import DescribeConfigsRequest, DescribeConfigsResource
 from ..protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from ..structs import BrokerInfo, NewTopic, PartitionInfo, check_topic_name
+from ._config_routes import by_node, config_routes
 from ._core import AdminCore, broker_error
 from .types import (
     CONFIG_SOURCES,
@@ -225,23 +226,11 @@ class TopicOps(AdminCore):
             r.type_code  # noqa: B018 - validates the type name
             if not isinstance(r.name, str):
                 raise errors.IllegalArgumentError(f"config resource name must be a str, got {r.name!r}")
-        routes: dict[ConfigResource, int | None] = {}
-        for r in wanted:
-            if r.type_code in (4, 8) and r.name:
-                try:
-                    routes[r] = int(r.name)
-                except ValueError:
-                    raise errors.IllegalArgumentError(
-                        f"a broker resource is named by its node id, got {r.name!r}") from None
-            else:
-                routes[r] = None
+        routes = config_routes(wanted)
 
         async def attempt(pending: list[ConfigResource]) -> dict[ConfigResource, Any]:
-            groups: dict[int | None, list[ConfigResource]] = {}
-            for r in pending:
-                groups.setdefault(routes[r], []).append(r)
             out: dict[ConfigResource, Any] = {}
-            for node, batch in groups.items():
+            for node, batch in by_node(pending, routes).items():
                 target = node if node is not None else await self.client.any_ready_node()
                 request = DescribeConfigsRequest(
                     resources=[DescribeConfigsResource(resource_type=r.type_code, resource_name=r.name,
