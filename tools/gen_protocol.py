@@ -21,7 +21,16 @@ _TOOLS = str(Path(__file__).resolve().parent)
 if _TOOLS not in sys.path:
     sys.path.insert(0, _TOOLS)
 
-from protocol_gen.cli import DEFAULT_OUT, DEFAULT_SPECS, ROOT, SHARED_SPECS, generate, main  # noqa: E402
+from protocol_gen.cli import (  # noqa: E402
+    DEFAULT_OUT,
+    DEFAULT_SPECS,
+    EXTRA_SPECS,
+    ROOT,
+    SHARED_SPECS,
+    generate,
+    main,
+    spec_files,
+)
 from protocol_gen.emit_base import BaseEmitter, Module, array_code, flexible_for  # noqa: E402
 from protocol_gen.emit_classes import class_code  # noqa: E402
 from protocol_gen.emit_decoders import DecoderEmitter  # noqa: E402
@@ -51,6 +60,7 @@ __all__ = [
     "DEFAULT_OUT",
     "DEFAULT_SPECS",
     "EXTRA_LOW_VERSIONS",
+    "EXTRA_SPECS",
     "FIXED",
     "MAX_VERSION",
     "NONE",
@@ -85,6 +95,7 @@ __all__ = [
     "render_index",
     "render_module",
     "snake",
+    "spec_files",
     "strip_comments",
     "version_range",
     "vtext",

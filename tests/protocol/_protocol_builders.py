@@ -73,7 +73,7 @@ class Entry:
 
 def load_entries() -> list[Entry]:
     """Every message of the spec folder, with its generated class."""
-    files = sorted(SPEC_DIR.glob("*.json"))
+    files = gen.spec_files(SPEC_DIR)
     raw = {p: gen.load_spec(p) for p in files}
     by_api: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
     for p, spec in raw.items():

@@ -20,12 +20,27 @@ SHARED_SPECS = ROOT.parent / "shared" / "kafka-protocol"
 #: shared/ beside the repository when present; else the copy kept in specs/ (``make generate`` refreshes it).
 DEFAULT_SPECS = SHARED_SPECS if SHARED_SPECS.is_dir() else ROOT / "specs" / "kafka-protocol"
 DEFAULT_OUT = ROOT / "aiokafka_lite" / "protocol" / "messages"
+#: Specs of APIs newer than the shared set (Kafka 4.x: share groups, telemetry), copied from Apache Kafka's
+#: ``clients/src/main/resources/common/message``; always read beside SPEC_DIR. See its NOTICE.md.
+EXTRA_SPECS = ROOT / "specs" / "kafka-protocol-extra"
 
 
-def generate(spec_dir: Path, out_dir: Path) -> list[Path]:
+def spec_files(spec_dir: Path, extra_dir: Path | None = EXTRA_SPECS) -> list[Path]:
+    """The JSON specs of ``spec_dir`` and of ``extra_dir``; a name in both is an error, not an override."""
     files = sorted(p for p in spec_dir.glob("*.json"))
     if not files:
         raise SystemExit(f"no *.json specs in {spec_dir}")
+    if extra_dir is not None and extra_dir.is_dir():
+        extra = sorted(extra_dir.glob("*.json"))
+        clash = {p.name for p in files} & {p.name for p in extra}
+        if clash:
+            raise SystemExit(f"specs in both {spec_dir} and {extra_dir}: {sorted(clash)}")
+        files = sorted(files + extra, key=lambda p: p.name)
+    return files
+
+
+def generate(spec_dir: Path, out_dir: Path, extra_dir: Path | None = EXTRA_SPECS) -> list[Path]:
+    files = spec_files(spec_dir, extra_dir)
     raw = {p: load_spec(p) for p in files}
     by_api: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
     for p, spec in raw.items():

@@ -60,6 +60,8 @@ API_KEYS: dict[str, int] = {
     'ListTransactions': 66,
     'ConsumerGroupHeartbeat': 68,
     'ConsumerGroupDescribe': 69,
+    'GetTelemetrySubscriptions': 71,
+    'PushTelemetry': 72,
     'ListConfigResources': 74,
     'DescribeTopicPartitions': 75,
 }
@@ -118,6 +120,8 @@ REQUESTS: dict[int, tuple[str, str, int, int, int | None]] = {
     66: ('list_transactions', 'ListTransactionsRequest', 0, 2, 0),
     68: ('consumer_group_heartbeat', 'ConsumerGroupHeartbeatRequest', 0, 1, 0),
     69: ('consumer_group_describe', 'ConsumerGroupDescribeRequest', 0, 0, 0),
+    71: ('get_telemetry_subscriptions', 'GetTelemetrySubscriptionsRequest', 0, 0, 0),
+    72: ('push_telemetry', 'PushTelemetryRequest', 0, 0, 0),
     74: ('list_config_resources', 'ListConfigResourcesRequest', 0, 1, 0),
     75: ('describe_topic_partitions', 'DescribeTopicPartitionsRequest', 0, 0, 0),
 }
@@ -176,6 +180,8 @@ RESPONSES: dict[int, tuple[str, str, int, int, int | None]] = {
     66: ('list_transactions', 'ListTransactionsResponse', 0, 2, 0),
     68: ('consumer_group_heartbeat', 'ConsumerGroupHeartbeatResponse', 0, 1, 0),
     69: ('consumer_group_describe', 'ConsumerGroupDescribeResponse', 0, 0, 0),
+    71: ('get_telemetry_subscriptions', 'GetTelemetrySubscriptionsResponse', 0, 0, 0),
+    72: ('push_telemetry', 'PushTelemetryResponse', 0, 0, 0),
     74: ('list_config_resources', 'ListConfigResourcesResponse', 0, 1, 0),
     75: ('describe_topic_partitions', 'DescribeTopicPartitionsResponse', 0, 0, 0),
 }
