@@ -13,7 +13,8 @@ EXT_SOURCES := $(shell find aiokafka_lite -name '*.pyx' -o -name '*.pxi' -o -nam
 $(STAMP): pyproject.toml setup.py $(EXT_SOURCES)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel
-	$(PY) -m pip install -q -e '.[dev,speed,spark]'
+	# compat mode: a plain .pth path, so type checkers (mypy, pyright) see the package, not only the interpreter
+	$(PY) -m pip install -q -e '.[dev,speed,spark]' --config-settings editable_mode=compat
 	touch $(STAMP)
 
 venv: $(STAMP)
