@@ -62,7 +62,8 @@ class Consumer(Generic[KT, VT]):
         self._client = client if client is not None else _make_client(cfg)
         self._owns_client = client is None
         self._fetcher = Fetcher(self._client, self._subs, cfg, self._metrics)
-        self._offsets = OffsetLookup(self._client, cfg.isolation_level, cfg.retry_backoff_ms)
+        self._offsets = OffsetLookup(self._client, cfg.isolation_level, cfg.retry_backoff_ms,
+                                     cfg.retry_backoff_max_ms)
         self._coordinator: GroupCoordinator | None = None
         if cfg.group_id is not None:
             self._coordinator = GroupCoordinator(self._client, self._subs, cfg, self._assignors,
