@@ -32,9 +32,13 @@ class CommonSettings(TypedDict, total=False):
     api_version: Literal["auto"]
     security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
     ssl_context: ssl.SSLContext | None
-    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI"]
     sasl_plain_username: str | None
     sasl_plain_password: str | None
+    sasl_kerberos_service_name: str
+    sasl_kerberos_domain_name: str | None
+    sasl_kerberos_keytab: str | None
+    sasl_kerberos_principal: str | None
 
 
 class ProducerSettings(CommonSettings, total=False):

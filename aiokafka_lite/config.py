@@ -195,9 +195,19 @@ COMMON: tuple[Setting, ...] = (
        choices=("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")),
     _S("ssl_context", ssl.SSLContext, None, "TLS context for SSL and SASL_SSL.", nullable=True),
     _S("sasl_mechanism", str, "PLAIN", "SASL mechanism.",
-       choices=("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")),
+       choices=("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI")),
     _S("sasl_plain_username", str, None, "SASL user name (PLAIN and SCRAM).", nullable=True),
     _S("sasl_plain_password", str, None, "SASL password (PLAIN and SCRAM).", nullable=True, secret=True),
+    _S("sasl_kerberos_service_name", str, "kafka",
+       "GSSAPI: the brokers' Kerberos service name (the principal is service/host@REALM)."),
+    _S("sasl_kerberos_domain_name", str, None,
+       "GSSAPI: the host part of the brokers' principal, instead of each broker's own host name.",
+       nullable=True),
+    _S("sasl_kerberos_keytab", str, None,
+       "GSSAPI: a keytab to log in from (None: the default credential cache, e.g. after kinit).",
+       nullable=True),
+    _S("sasl_kerberos_principal", str, None,
+       "GSSAPI: the client's principal (user@REALM); None: the keytab's or the cache's.", nullable=True),
 )
 
 PRODUCER: tuple[Setting, ...] = (
