@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import UnsupportedVersionError
+from .tls import build_ssl_context
 
 __all__ = ["ConnectionSettings", "choose_version"]
 
@@ -49,7 +50,7 @@ class ConnectionSettings:
         self.sndbuf: int = config.send_buffer_bytes
         self.rcvbuf: int = config.receive_buffer_bytes
         self.security_protocol: str = config.security_protocol
-        self.ssl_context: ssl.SSLContext | None = config.ssl_context
+        self.ssl_context: ssl.SSLContext | None = build_ssl_context(config)
         self.sasl_mechanism: str = config.sasl_mechanism
         self.sasl_username: str | None = config.sasl_plain_username
         self.sasl_password: str | None = config.sasl_plain_password

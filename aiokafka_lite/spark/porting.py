@@ -41,7 +41,8 @@ _JAAS_MODULES = {
 _JAAS_REFUSED = {
     "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule":
         "SASL/OAUTHBEARER is not supported by this client yet",
-    "com.sun.security.auth.module.Krb5LoginModule": "SASL/GSSAPI (Kerberos) is not supported by the data source yet",
+    "com.sun.security.auth.module.Krb5LoginModule":
+        "SASL/GSSAPI (Kerberos) is not supported by the data source yet",
 }
 _PARTITIONERS = {
     "org.apache.kafka.clients.producer.internals.DefaultPartitioner": "default",
