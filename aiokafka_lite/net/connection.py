@@ -89,7 +89,7 @@ class BrokerConnection(asyncio.Protocol):
         self.close_reason: BaseException | None = None
         #: True once the handshake completed (stays True after close: "this connection worked").
         self.established = False
-        self._tls_hint = ""  # added to connect errors while a TLS handshake is pending
+        self._tls_hint = ""  # added to connect errors while a TLS handshake (or a KDC answer) is pending
         #: The broker's supported range per API key, from ApiVersions.
         self.api_versions: dict[int, tuple[int, int]] = {}
         #: The ApiVersions version this connection starts with (lowered to 0 when a broker refuses it).

@@ -109,7 +109,10 @@ async def authenticate(conn: BrokerConnection) -> None:
     auth_version = conn.version_for(SaslAuthenticateRequest)
     client: SaslClient
     if mechanism == "GSSAPI":
-        client = await start_gssapi(settings, conn.host)  # may talk to the KDC: in a thread
+        # May wait for the KDC (in a thread): a connect timeout meanwhile says so.
+        conn._tls_hint = "; no answer yet from the Kerberos KDC (see krb5.conf / KRB5_CONFIG)"
+        client = await start_gssapi(settings, conn.host)
+        conn._tls_hint = ""
         subject = f"principal {client.principal!r}"
     else:
         client = make_sasl_client(mechanism, settings.sasl_username, settings.sasl_password)

@@ -172,3 +172,41 @@ async def test_gssapi_empty_default_cache(realm: Realm, monkeypatch: pytest.Monk
     monkeypatch.setenv("KRB5CCNAME", f"FILE:{realm.kdc.directory / 'no-such-ccache'}")
     message = await _start_fails(_settings(realm, None))
     assert "the default credential cache's principal" in message and "kinit" in message
+
+
+async def test_gssapi_silent_kdc_is_bounded(realm: Realm) -> None:
+    """A KDC port that accepts TCP but never answers: the connect timeout ends the wait."""
+    import socket
+
+    from aiokafka_lite.errors import KafkaConnectionError
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # connections complete in the backlog; nothing is ever read or answered
+    dead = Kdc(realm.kdc.realm)
+    dead._write_config(kdc_port=silent.getsockname()[1])
+    try:
+        with dead.activate():
+            settings = _settings(realm, "bob", socket_connection_setup_timeout_ms=1500)
+            client = KafkaClient(Config(COMMON, settings))
+            with pytest.raises(KafkaConnectionError, match=r"timed out after 1500 ms .*Kerberos KDC"):
+                await client.start()
+            await client.close()
+    finally:
+        dead.stop()
+        silent.close()
+
+
+async def test_gssapi_over_tls(realm: Realm) -> None:
+    """SASL_SSL: stunnel -> the front's GSSAPI -> Tansu, the CA given as ssl_cafile."""
+    service_keytab = realm.kdc.directory / "kafka_127.0.0.1.keytab"
+    servers = {"GSSAPI": lambda: GssapiServer(service_keytab)}
+    async with SaslBroker({}, tls=True, mechanisms=[], mechanism_servers=servers) as broker:
+        assert broker.tls is not None
+        ca = str(broker.tls.certs.ca_cert)
+        settings = _settings(realm, "alice", security_protocol="SASL_SSL", ssl_cafile=ca)
+        settings["bootstrap_servers"] = broker.bootstrap
+        async with KafkaClient(Config(COMMON, settings)) as client:
+            (node,) = client.cluster.brokers()
+            await client.send(node.node_id, MetadataRequest(topics=[]))
+        assert broker.front.authenticated == 2
