@@ -198,21 +198,25 @@ class GssapiServer:
     RFC 4752 security-layer offer, then the client's choice (which must be "no security layer").
 
     ``step(message)`` returns ``(answer, done)`` and raises ``ValueError`` (the message goes to the
-    client) when the client is refused. ``principal`` is the authenticated client once done.
+    client) when the client is refused. ``principal`` is the authenticated client once done, ``authzid``
+    the authorization id it sent.
     """
 
-    def __init__(self, keytab: str | os.PathLike[str]) -> None:
+    def __init__(self, keytab: str | os.PathLike[str], *, layers: int = _NO_SECURITY_LAYER) -> None:
         import gssapi
 
+        #: The RFC 4752 layer bitmask offered (1: none, 2: integrity, 4: confidentiality).
+        self.layers = layers
         self._gssapi = gssapi
         creds = gssapi.Credentials(usage="accept", store={"keytab": str(keytab)})
         self._ctx = gssapi.SecurityContext(creds=creds, usage="accept")
         self._stage = "context"
         self.principal: str | None = None
+        self.authzid: str | None = None
 
     def _offer(self) -> bytes:
         self._stage = "layer"
-        offer = bytes([_NO_SECURITY_LAYER]) + _MAX_MESSAGE.to_bytes(3, "big")
+        offer = bytes([self.layers]) + _MAX_MESSAGE.to_bytes(3, "big")
         return bytes(self._ctx.wrap(offer, False).message)
 
     def step(self, message: bytes) -> tuple[bytes, bool]:
@@ -234,10 +238,10 @@ class GssapiServer:
             unwrapped = bytes(self._ctx.unwrap(message).message)
         except GSSError as exc:
             raise ValueError(f"GSSAPI: {exc.gen_message()}") from None
-        if len(unwrapped) < 4 or unwrapped[0] != _NO_SECURITY_LAYER:
+        if len(unwrapped) < 4 or unwrapped[0] != _NO_SECURITY_LAYER or not self.layers & _NO_SECURITY_LAYER:
             chosen = unwrapped[:1].hex()
-            raise ValueError(f"GSSAPI: the client chose security layer {chosen}; only 01 is offered")
-        authzid = unwrapped[4:].decode(errors="replace")
-        if authzid and authzid != self.principal:
-            raise ValueError(f"GSSAPI: {self.principal} may not act as {authzid}")
+            raise ValueError(f"GSSAPI: the client chose security layer {chosen}; offered: {self.layers:#04x}")
+        # Kafka's broker logs the authorization id and authorizes the authenticated principal whatever
+        # it says (SaslServerCallbackHandler); kafka-python and aiokafka send the service name there.
+        self.authzid = unwrapped[4:].decode(errors="replace")
         return b"", True

@@ -30,6 +30,7 @@ class Realm:
         self.broker = broker
         self.keytabs = keytabs
         self.servers = servers  # one per GSSAPI exchange the front ran, in order
+        self.layers = 1  # the security layers the front offers (RFC 4752 bitmask)
 
 
 @pytest.fixture(scope="module")
@@ -43,11 +44,12 @@ def realm() -> Iterator[Realm]:
         servers: list[GssapiServer] = []
 
         def accept() -> GssapiServer:
-            servers.append(GssapiServer(service_keytab))
+            servers.append(GssapiServer(service_keytab, layers=realm.layers))
             return servers[-1]
 
         with SaslBroker({}, mechanisms=[], mechanism_servers={"GSSAPI": accept}) as broker:
-            yield Realm(kdc, broker, keytabs, servers)
+            realm = Realm(kdc, broker, keytabs, servers)
+            yield realm
 
 
 def _settings(realm: Realm, user: str | None, **extra: Any) -> dict[str, Any]:
@@ -90,6 +92,7 @@ async def test_gssapi_produce_consume(realm: Realm) -> None:
                 break
     assert got == [b"v%d" % i for i in range(10)]
     assert {s.principal for s in realm.servers} == {f"alice@{realm.kdc.realm}"}
+    assert {s.authzid for s in realm.servers} == {f"alice@{realm.kdc.realm}"}  # as Kafka's Java client
     assert realm.broker.front.authenticated >= before + 4  # bootstrap + node, for each client
 
 
@@ -210,3 +213,47 @@ async def test_gssapi_over_tls(realm: Realm) -> None:
             (node,) = client.cluster.brokers()
             await client.send(node.node_id, MetadataRequest(topics=[]))
         assert broker.front.authenticated == 2
+
+
+async def test_front_accepts_peer_clients(realm: Realm) -> None:
+    """The front's GSSAPI side against two independent clients, aiokafka and kafka-python (both on the
+    gssapi package, from the default credential cache): what it accepts is what real clients send."""
+    import aiokafka
+    import kafka
+
+    await asyncio.to_thread(realm.kdc.kinit, "dave", realm.keytabs["dave"])
+    before = len(realm.servers)
+    common: dict[str, Any] = dict(
+        bootstrap_servers=realm.broker.bootstrap,
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="GSSAPI",
+        sasl_kerberos_service_name="kafka",
+    )
+    producer = aiokafka.AIOKafkaProducer(**common)
+    await producer.start()
+    try:
+        await producer.send_and_wait("gssapi-peers", b"from aiokafka", partition=0)
+    finally:
+        await producer.stop()
+
+    def kafka_python_round_trip() -> None:
+        peer = kafka.KafkaProducer(**common)
+        try:
+            peer.send("gssapi-peers", b"from kafka-python", partition=0).get(timeout=20)
+        finally:
+            peer.close()
+
+    await asyncio.to_thread(kafka_python_round_trip)
+    peers = realm.servers[before:]
+    assert peers and all(s.principal == f"dave@{realm.kdc.realm}" for s in peers)
+    assert {s.authzid for s in peers} == {"kafka@127.0.0.1"}  # both send the service as authorization id
+
+
+async def test_gssapi_broker_demanding_a_security_layer(realm: Realm) -> None:
+    """A broker offering only confidentiality (4): Kafka never does; the client says why it stops."""
+    realm.layers = 4
+    try:
+        message = await _start_fails(_settings(realm, "alice"))
+    finally:
+        realm.layers = 1
+    assert "principal 'alice@" in message and "demands a SASL security layer (offered mask 0x04)" in message
