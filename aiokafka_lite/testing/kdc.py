@@ -184,7 +184,11 @@ class Kdc:
         self._run([_tool("kinit"), "-k", "-t", str(keytab), f"{principal}@{self.realm}"], "kinit")
 
     def __enter__(self) -> Kdc:
-        self.start()
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
         return self
 
     def __exit__(

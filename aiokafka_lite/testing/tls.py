@@ -4,7 +4,8 @@ Tansu cannot serve TLS itself (see shared/brokers.md), so :class:`TlsBroker` run
 ``stunnel4`` (or ``socat``) on one loopback port, decrypting into a Tansu that listens on another
 port but *advertises* the terminator's address: every connection the client opens after metadata
 goes through TLS too. Certificates come from the ``openssl`` command line (EC P-256 keys, valid two
-days, SAN ``IP:127.0.0.1`` and ``DNS:localhost``). Every process is stopped by its PID.
+days, SAN ``IP:127.0.0.1`` and ``DNS:localhost`` unless told otherwise); a terminator can require a
+client certificate signed by the CA (:func:`make_client_certificate`). Every process is stopped by its PID.
 """
 
 from __future__ import annotations
