@@ -79,6 +79,9 @@ async def authenticate(conn: BrokerConnection) -> None:
     """SaslHandshake + SaslAuthenticate rounds; AuthenticationFailedError says why it failed."""
     settings = conn.settings
     mechanism = settings.sasl_mechanism
+    client: SaslClient | None = None
+    if mechanism != "GSSAPI":  # GSSAPI's client is made after the handshake: it may wait for the KDC
+        client = make_sasl_client(mechanism, settings.sasl_username, settings.sasl_password)
     timeout_ms = settings.connect_timeout * 1000
     handshake_version = conn.version_for(SaslHandshakeRequest)
     if handshake_version < 1:
@@ -107,15 +110,13 @@ async def authenticate(conn: BrokerConnection) -> None:
             f"SaslHandshake for {mechanism} refused by {conn}: {for_code(response.error_code)()}"
         )
     auth_version = conn.version_for(SaslAuthenticateRequest)
-    client: SaslClient
-    if mechanism == "GSSAPI":
+    if client is None:
         # May wait for the KDC (in a thread): a connect timeout meanwhile says so.
         conn._tls_hint = "; no answer yet from the Kerberos KDC (see krb5.conf / KRB5_CONFIG)"
-        client = await start_gssapi(settings, conn.host)
+        gss = await start_gssapi(settings, conn.host)
         conn._tls_hint = ""
-        subject = f"principal {client.principal!r}"
+        client, subject = gss, f"principal {gss.principal!r}"
     else:
-        client = make_sasl_client(mechanism, settings.sasl_username, settings.sasl_password)
         subject = f"user {settings.sasl_username!r}"
     token: bytes | None = client.first()
     who = f"SASL {mechanism} authentication of {subject} with {conn}"
