@@ -9,7 +9,9 @@ import ssl
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypedDict
 
-__all__ = ["AdminSettings", "CommonSettings", "ConsumerSettings", "ProducerSettings"]
+__all__ = [
+    "AdminSettings", "CommonSettings", "ConsumerBaseSettings", "ConsumerSettings", "ProducerSettings",
+]
 
 
 class CommonSettings(TypedDict, total=False):
@@ -71,8 +73,8 @@ class ProducerSettings(CommonSettings, total=False):
     allow_auto_create_topics: bool
 
 
-class ConsumerSettings(CommonSettings, total=False):
-    """Every keyword setting of the consumer (see docs/configuration.md)."""
+class ConsumerBaseSettings(CommonSettings, total=False):
+    """The consumer's keyword settings other than its deserializers."""
 
     group_id: str | None
     group_instance_id: str | None
@@ -91,11 +93,16 @@ class ConsumerSettings(CommonSettings, total=False):
     max_partition_fetch_bytes: int
     isolation_level: Literal["read_uncommitted", "read_committed"]
     partition_assignment_strategy: str | Sequence[str]
-    key_deserializer: Callable[[bytes], Any] | None
-    value_deserializer: Callable[[bytes], Any] | None
     check_crcs: bool
     exclude_internal_topics: bool
     allow_auto_create_topics: bool
+
+
+class ConsumerSettings(ConsumerBaseSettings, total=False):
+    """Every keyword setting of the consumer (see docs/configuration.md)."""
+
+    key_deserializer: Callable[[bytes], Any] | None
+    value_deserializer: Callable[[bytes], Any] | None
 
 
 class AdminSettings(CommonSettings, total=False):
