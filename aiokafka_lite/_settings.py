@@ -34,9 +34,19 @@ class CommonSettings(TypedDict, total=False):
     api_version: Literal["auto"]
     security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
     ssl_context: ssl.SSLContext | None
-    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+    ssl_cafile: str | None
+    ssl_cadata: str | None
+    ssl_certfile: str | None
+    ssl_keyfile: str | None
+    ssl_password: str | None
+    ssl_endpoint_identification_algorithm: Literal["https", ""]
+    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI"]
     sasl_plain_username: str | None
     sasl_plain_password: str | None
+    sasl_kerberos_service_name: str
+    sasl_kerberos_domain_name: str | None
+    sasl_kerberos_keytab: str | None
+    sasl_kerberos_principal: str | None
 
 
 class ProducerSettings(CommonSettings, total=False):
