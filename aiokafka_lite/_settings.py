@@ -35,6 +35,9 @@ class CommonSettings(TypedDict, total=False):
     sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
     sasl_plain_username: str | None
     sasl_plain_password: str | None
+    enable_metrics_push: bool
+    metrics_sample_window_ms: int
+    metrics_num_samples: int
 
 
 class ProducerSettings(CommonSettings, total=False):

@@ -8,6 +8,7 @@ value fails fast with a :class:`ConfigError` that names the setting instead of m
 
 from __future__ import annotations
 
+import dataclasses
 import ssl
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -198,6 +199,13 @@ COMMON: tuple[Setting, ...] = (
        choices=("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")),
     _S("sasl_plain_username", str, None, "SASL user name (PLAIN and SCRAM).", nullable=True),
     _S("sasl_plain_password", str, None, "SASL password (PLAIN and SCRAM).", nullable=True, secret=True),
+    _S("enable_metrics_push", bool, True,
+       "Push client metrics to a broker that subscribes to them (KIP-714); a broker without the API "
+       "costs nothing."),
+    _S("metrics_sample_window_ms", int, 30000,
+       "Window of one metrics sample; rates and averages cover metrics_num_samples of them (Java's rule).",
+       min=1),
+    _S("metrics_num_samples", int, 2, "Samples kept per windowed metric.", min=1),
 )
 
 PRODUCER: tuple[Setting, ...] = (
@@ -274,7 +282,9 @@ CONSUMER: tuple[Setting, ...] = (
     _S("allow_auto_create_topics", bool, False, "Let subscribing create missing topics."),
 )
 
-ADMIN: tuple[Setting, ...] = COMMON
+#: As Java's AdminClient, the admin client pushes no telemetry unless asked to.
+ADMIN: tuple[Setting, ...] = tuple(
+    dataclasses.replace(s, default=False) if s.name == "enable_metrics_push" else s for s in COMMON)
 
 TABLES: dict[str, tuple[Setting, ...]] = {"common": COMMON, "producer": PRODUCER, "consumer": CONSUMER,
                                            "admin": ADMIN}
