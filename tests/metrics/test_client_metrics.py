@@ -15,8 +15,6 @@ from aiokafka_lite import Admin, Consumer, Producer, TopicPartition
 from aiokafka_lite.embedded import EmbeddedBroker
 from aiokafka_lite.metrics.prometheus import KafkaClientCollector
 
-pytestmark = pytest.mark.asyncio
-
 N, SIZE = 500, 200
 
 
@@ -27,6 +25,7 @@ def value(entries: list[dict[str, Any]], group: str, name: str, **tags: str) -> 
     return found[0]
 
 
+@pytest.mark.asyncio
 async def test_producer_and_consumer_metrics_follow_traffic(tansu: EmbeddedBroker,
                                                             new_topic: Callable[..., str]) -> None:
     topic = new_topic()
@@ -91,6 +90,7 @@ async def test_producer_and_consumer_metrics_follow_traffic(tansu: EmbeddedBroke
     assert value(cm, "consumer-metrics", "connection-count") >= 1
 
 
+@pytest.mark.asyncio
 async def test_prometheus_collector_exposes_every_client(tansu: EmbeddedBroker,
                                                          new_topic: Callable[..., str]) -> None:
     topic = new_topic()
@@ -113,7 +113,9 @@ async def test_prometheus_collector_exposes_every_client(tansu: EmbeddedBroker,
         in samples
 
 
-async def test_windowed_rate_forgets_old_traffic(tansu: EmbeddedBroker, new_topic: Callable[..., str]) -> None:
+@pytest.mark.asyncio
+async def test_windowed_rate_forgets_old_traffic(tansu: EmbeddedBroker,
+                                                 new_topic: Callable[..., str]) -> None:
     """With 2 samples of 300 ms, a rate covers at most 600 ms: it falls to 0 once sending stops."""
     topic = new_topic()
     async with Producer(bootstrap_servers=tansu.bootstrap, metrics_sample_window_ms=300,
@@ -126,3 +128,21 @@ async def test_windowed_rate_forgets_old_traffic(tansu: EmbeddedBroker, new_topi
         m = p.metrics(tagged=True)
     assert value(m, "producer-metrics", "record-send-rate") == 0
     assert value(m, "producer-metrics", "record-send-total") == 50
+
+
+def test_cli_stats_shows_metrics_while_producing_and_consuming(tansu: EmbeddedBroker,
+                                                               new_topic: Callable[..., str],
+                                                               capfd: pytest.CaptureFixture[str]) -> None:
+    from aiokafka_lite.cli import main
+
+    topic = new_topic()
+    assert main(["stats", "produce", topic, "-n", "300", "-s", "50", "--interval", "0.2", "--json",
+                 "-b", tansu.bootstrap]) == 0
+    snapshots = [json.loads(line) for line in capfd.readouterr().out.splitlines()]
+    assert snapshots[-1]["at"] == "final"
+    assert value(snapshots[-1]["metrics"], "producer-metrics", "record-send-total") == 300
+    assert main(["stats", "consume", topic, "-n", "300", "--match", "records-", "-b", tansu.bootstrap]) == 0
+    out = capfd.readouterr().out
+    final = out[out.index("-- final"):]
+    assert "records-consumed-total" in final and "records-lag-max" in final
+    assert "fetch-latency" not in final  # --match filters
