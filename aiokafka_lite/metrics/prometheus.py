@@ -57,6 +57,6 @@ class KafkaClientCollector(Collector):
                 tags = {_BAD.sub("_", k): str(v) for k, v in e["tags"].items()}
                 value = e["value"]
                 fam[0].add_metric([tags[k] for k in labels], math.nan if value is None else float(value))
-        for fam, _ in families.values():
-            yield fam
+        for family, _ in families.values():
+            yield family
 
