@@ -22,6 +22,17 @@ def _names(lines: list[str]) -> set[str]:
     return {line.split("string value: ", 1)[1] for line in lines if "string value: " in line}
 
 
+def _values(lines: list[str], name: str) -> list[float]:
+    """The data point values the mock logged after each occurrence of metric ``name``."""
+    out, current = [], None
+    for line in lines:
+        if "string value: " in line:
+            current = line.split("string value: ", 1)[1]
+        elif "NumberDataPoint" in line and current == name:
+            out.append(float(line.split("value: ", 1)[1].split()[0]))
+    return out
+
+
 async def _wait_for(cond: Callable[[], bool], timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while not cond():
@@ -74,7 +85,7 @@ async def test_pushes_reach_the_mock_with_the_subscribed_metrics(mock_cluster: A
         await p.flush()
         pusher = p._hub.pusher
         assert pusher is not None
-        await _wait_for(lambda: pusher.pushes >= 2)
+        await _wait_for(lambda: pusher.pushes >= 3)
         assert pusher.client_instance_id is not None  # the mock handed one out
     finally:
         await p.stop()
@@ -88,8 +99,10 @@ async def test_pushes_reach_the_mock_with_the_subscribed_metrics(mock_cluster: A
     assert all(n.startswith(("org.apache.kafka.producer.topic.", "org.apache.kafka.producer.record.send"))
                for n in names if n.startswith("org.apache.kafka."))
     assert "tele" in names and "tele-p" in names  # the topic attribute and the client_id resource attribute
-    # The mock asks for delta temporality: the 10 records show up once as an int delta of 10.
-    assert any("NumberDataPoint int value: 10 " in line for line in lines)
+    # The mock asks for delta temporality: over all pushes the deltas of record-send-total add up to the
+    # 10 records (cumulative values would repeat 10 in every push after the flush).
+    sends = _values(lines, "org.apache.kafka.producer.record.send.total")
+    assert len(sends) >= 3 and sum(sends) == 10, sends
     assert any(line.endswith("Metric type: 0") for line in lines)  # sums
     assert any(line.endswith("Metric type: 1") for line in lines)  # and gauges
 
