@@ -12,6 +12,7 @@ thread reports it).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import threading
 import time
@@ -154,11 +155,15 @@ class ClientMonitor:
         self._wall = 0.0
         self._task: asyncio.Task[None] | None = None
         self._thread: int | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._mark = (0.0, 0.0)
 
     def start(self) -> None:
         if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run())
+            self._loop = asyncio.get_running_loop()
+            self._thread = threading.get_ident()
+            self._mark = (time.perf_counter(), time.thread_time())
+            self._task = self._loop.create_task(self._run())
 
     async def close(self) -> None:
         task, self._task = self._task, None
@@ -180,19 +185,37 @@ class ClientMonitor:
         self._mark = (wall, cpu)
 
     async def _run(self) -> None:
-        self._thread = threading.get_ident()
-        self._mark = (time.perf_counter(), time.thread_time())
         while True:
             wall0 = time.perf_counter()
             await asyncio.sleep(self.TICK)
             self._lag.add(max(time.perf_counter() - wall0 - self.TICK, 0.0))
             try:
-                self.snapshot()
+                self._snapshot()
             except Exception:  # a bug in a collector must not stop the client; it is reported
                 log.exception("collecting %s metrics failed", self.client_type)
 
-    def snapshot(self) -> list[Entry]:
-        """Every metric of the client now, as JSON-encodable entries."""
+    def snapshot(self, timeout: float = 5.0) -> list[Entry]:
+        """Every metric of the client now, as JSON-encodable entries.
+
+        Called from another thread (a Prometheus scrape), the work is handed to the client's event
+        loop and awaited there, so the counters and the windowed state are only touched by the loop.
+        """
+        loop = self._loop
+        if (loop is not None and self._thread is not None and threading.get_ident() != self._thread
+                and loop.is_running()):
+            done: concurrent.futures.Future[list[Entry]] = concurrent.futures.Future()
+
+            def run() -> None:
+                try:
+                    done.set_result(self._snapshot())
+                except BaseException as exc:
+                    done.set_exception(exc)
+
+            loop.call_soon_threadsafe(run)
+            return done.result(timeout)
+        return self._snapshot()
+
+    def _snapshot(self) -> list[Entry]:
         self._account_loop_time()
         feed = self.feed
         feed.begin(time.monotonic())

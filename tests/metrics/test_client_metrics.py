@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client import CollectorRegistry, generate_latest, start_http_server
 from prometheus_client.parser import text_string_to_metric_families
 
 from aiokafka_lite import Admin, Consumer, Producer, TopicPartition
@@ -111,6 +111,31 @@ async def test_prometheus_collector_exposes_every_client(tansu: EmbeddedBroker,
     assert samples[("kafka_admin_client_connection_count", (("client_id", "prom-a"),))] >= 1
     assert ("kafka_producer_node_request_latency_avg", (("client_id", "prom-p"), ("node_id", "node-111"))) \
         in samples
+
+
+@pytest.mark.asyncio
+async def test_prometheus_http_scrape_from_its_own_thread(tansu: EmbeddedBroker,
+                                                          new_topic: Callable[..., str]) -> None:
+    """A real scrape: prometheus_client's HTTP server thread asks the collector while the loop runs."""
+    import urllib.request
+
+    topic = new_topic()
+    registry = CollectorRegistry()
+    async with Producer(bootstrap_servers=tansu.bootstrap, client_id="scraped") as p:
+        await p.send_and_wait(topic, b"x")
+        registry.register(KafkaClientCollector(p))
+        server, thread = start_http_server(0, addr="127.0.0.1", registry=registry)
+        try:
+            url = f"http://127.0.0.1:{server.server_port}/metrics"
+            body = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=10).read().decode())
+        finally:
+            server.shutdown()
+            server.server_close()
+            thread.join(5)
+    samples = {(s.name, s.labels.get("topic")): s.value
+               for fam in text_string_to_metric_families(body) for s in fam.samples}
+    assert samples[("kafka_producer_record_send_total", None)] == 1
+    assert samples[("kafka_producer_topic_record_send_total", topic)] == 1
 
 
 @pytest.mark.asyncio
