@@ -67,6 +67,16 @@ class ConsumerMetrics:
         self.last_heartbeat: float | None = None
         self.last_poll: float | None = None
         self._consumed_marks: deque[tuple[float, int, int]] = deque(maxlen=512)
+        #: Per topic: [records, bytes] consumed (consumer-fetch-manager-metrics with a topic tag).
+        self.topics: dict[str, list[int]] = {}
+
+    def topic_consumed(self, topic: str, records: int, nbytes: int) -> None:
+        """Per-topic totals, counted per partition chunk handed out (never per record)."""
+        counts = self.topics.get(topic)
+        if counts is None:
+            counts = self.topics[topic] = [0, 0]
+        counts[0] += records
+        counts[1] += nbytes
 
     def record_consumed(self, records: int, nbytes: int) -> None:
         self.records_consumed += records
@@ -139,6 +149,9 @@ def collect(feed: Feed, m: ConsumerMetrics, lags: dict[TopicPartition, int | Non
     known_leads = [v for v in leads.values() if v is not None]
     feed.gauge(_FETCH, "records-lag-max", max(known_lags) if known_lags else None)
     feed.gauge(_FETCH, "records-lead-min", min(known_leads) if known_leads else None)
+    for topic, (records, nbytes) in list(m.topics.items()):
+        feed.total(_FETCH, "records-consumed", records, {"topic": topic})
+        feed.total(_FETCH, "bytes-consumed", nbytes, {"topic": topic})
     for tp, lag in lags.items():
         tags = {"topic": tp.topic, "partition": str(tp.partition)}
         feed.gauge(_FETCH, "records-lag", lag, tags)
