@@ -153,6 +153,7 @@ class TelemetryPusher:
             except KafkaError as exc:
                 if not getattr(exc, "retriable", False) and getattr(exc, "errno", None) is not None:
                     log.warning("the broker refused client telemetry (%s); no more pushes", exc)
+                    self._sub = None  # not even the terminating one
                     return
                 self._node = None
                 log.debug("telemetry push failed: %s", exc)
@@ -165,6 +166,7 @@ class TelemetryPusher:
             if error.retriable:
                 raise error(f"GetTelemetrySubscriptions: {error.message}")
             log.warning("the broker refused client telemetry: %s", error.message)
+            self._sub = None
             return None
         self._instance_id = response.client_instance_id
         sub = _Subscription(response)

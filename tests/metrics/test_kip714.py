@@ -13,6 +13,7 @@ from opentelemetry.proto.metrics.v1 import metrics_pb2
 
 from aiokafka_lite import Consumer, Producer
 from aiokafka_lite.embedded import EmbeddedBroker
+from aiokafka_lite.errors import InvalidRecordError, UnknownSubscriptionIdError
 from aiokafka_lite.metrics.kip714 import telemetry_name
 from aiokafka_lite.metrics.otlp import TEMPORALITY_DELTA, Point, encode_metrics_data
 
@@ -162,3 +163,45 @@ async def test_disabled_or_unsupported_push_is_silent(tansu: EmbeddedBroker, moc
         assert p._hub.pusher is None
         await asyncio.sleep(0.4)
     assert mc.telemetry_log() == []
+
+
+GET_SUBSCRIPTIONS, PUSH = 71, 72
+
+
+@pytest.mark.asyncio
+async def test_unknown_subscription_id_fetches_the_subscription_again(mock_cluster: Any) -> None:
+    mc = mock_cluster(1)
+    mc.create_topic("tele5", 1)
+    mc.set_telemetry_metrics(["org.apache.kafka.producer.record"])
+    mc.set_telemetry_push_interval(150)
+    async with Producer(bootstrap_servers=mc.bootstrap) as p:
+        pusher = p._hub.pusher
+        assert pusher is not None
+        await _wait_for(lambda: pusher.pushes >= 1)
+        mc.start_request_tracking()
+        mc.push_request_errors(PUSH, [UnknownSubscriptionIdError])
+        pushes = pusher.pushes
+        await _wait_for(lambda: pusher.pushes >= pushes + 2)
+        kinds = [r.api_key for r in mc.requests()]
+    # The refused push, then at once a new GetTelemetrySubscriptions, then pushes again.
+    first_push = kinds.index(PUSH)
+    assert kinds[first_push + 1] == GET_SUBSCRIPTIONS and PUSH in kinds[first_push + 2:]
+
+
+@pytest.mark.asyncio
+async def test_a_refused_push_stops_telemetry_without_failing_the_client(mock_cluster: Any) -> None:
+    mc = mock_cluster(1)
+    mc.create_topic("tele6", 1)
+    mc.set_telemetry_metrics([""])
+    mc.set_telemetry_push_interval(100)
+    async with Producer(bootstrap_servers=mc.bootstrap) as p:
+        pusher = p._hub.pusher
+        assert pusher is not None
+        mc.start_request_tracking()
+        mc.push_request_errors(PUSH, [InvalidRecordError])
+        await _wait_for(lambda: pusher._task is not None and pusher._task.done())
+        assert pusher.pushes == 0
+        md = await p.send_and_wait("tele6", b"still fine")
+        assert md.offset == 0
+    # One refused push and nothing after it, not even the terminating push on close.
+    assert [r.api_key for r in mc.requests()].count(PUSH) == 1
