@@ -30,7 +30,7 @@ from ..errors import (
 )
 from ..protocol.messages.get_telemetry_subscriptions import GetTelemetrySubscriptionsRequest
 from ..protocol.messages.push_telemetry import PushTelemetryRequest
-from ..records._codecs import compress
+from ..records import compress
 from .monitor import Entry
 from .otlp import TEMPORALITY_CUMULATIVE, TEMPORALITY_DELTA, Point, encode_metrics_data
 
