@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml setup.py $(EXT_SOURCES)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel
 	command -v krb5-config >/dev/null 2>&1 || bash scripts/sysdeps.sh  # the gssapi package builds against libkrb5-dev
 	# compat mode: a plain .pth path, so type checkers (mypy, pyright) see the package, not only the interpreter
-	$(PY) -m pip install -q -e '.[dev,speed,spark,gssapi]' --config-settings editable_mode=compat
+	$(PY) -m pip install -q -e '.[dev,speed,spark,gssapi,prometheus]' --config-settings editable_mode=compat
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -28,7 +28,7 @@ demo: $(STAMP)
 
 # The whole suite on asyncio's own loop, then every test that runs an event loop again on uvloop, then the
 # hot-path tests on the pure-Python twin.
-UVLOOP_TESTS := tests/net tests/producer tests/consumer tests/admin tests/cli tests/test_embedded.py tests/test_mockcluster.py
+UVLOOP_TESTS := tests/net tests/producer tests/consumer tests/admin tests/cli tests/metrics tests/test_embedded.py tests/test_mockcluster.py
 
 # The pure-Python twin of the compiled hot path (records, the send() fast path, handles) runs the tests that
 # exercise it, so both builds stay correct (the twin tests also hold them byte-identical).

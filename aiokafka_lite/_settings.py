@@ -47,6 +47,9 @@ class CommonSettings(TypedDict, total=False):
     sasl_kerberos_domain_name: str | None
     sasl_kerberos_keytab: str | None
     sasl_kerberos_principal: str | None
+    enable_metrics_push: bool
+    metrics_sample_window_ms: int
+    metrics_num_samples: int
 
 
 class ProducerSettings(CommonSettings, total=False):

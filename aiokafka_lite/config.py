@@ -8,6 +8,7 @@ value fails fast with a :class:`ConfigError` that names the setting instead of m
 
 from __future__ import annotations
 
+import dataclasses
 import ssl
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -222,6 +223,13 @@ COMMON: tuple[Setting, ...] = (
        nullable=True),
     _S("sasl_kerberos_principal", str, None,
        "GSSAPI: the client's principal (user@REALM); None: the keytab's or the cache's.", nullable=True),
+    _S("enable_metrics_push", bool, True,
+       "Push client metrics to a broker that subscribes to them (KIP-714); a broker without the API "
+       "costs nothing."),
+    _S("metrics_sample_window_ms", int, 30000,
+       "Window of one metrics sample; rates and averages cover metrics_num_samples of them (Java's rule).",
+       min=1),
+    _S("metrics_num_samples", int, 2, "Samples kept per windowed metric.", min=1),
 )
 
 PRODUCER: tuple[Setting, ...] = (
@@ -298,7 +306,9 @@ CONSUMER: tuple[Setting, ...] = (
     _S("allow_auto_create_topics", bool, False, "Let subscribing create missing topics."),
 )
 
-ADMIN: tuple[Setting, ...] = COMMON
+#: As Java's AdminClient, the admin client pushes no telemetry unless asked to.
+ADMIN: tuple[Setting, ...] = tuple(
+    dataclasses.replace(s, default=False) if s.name == "enable_metrics_push" else s for s in COMMON)
 
 TABLES: dict[str, tuple[Setting, ...]] = {"common": COMMON, "producer": PRODUCER, "consumer": CONSUMER,
                                            "admin": ADMIN}

@@ -12,17 +12,19 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, cast
+from typing import TYPE_CHECKING, Any, Generic, Literal, cast, overload
 
 from .. import errors as Errors
 from ..config import CONSUMER, Config, dotted_to_kwargs
+from ..metrics.hub import ClientMetrics
+from ..metrics.monitor import Entry, Feed
 from ..net._ratelimit import RateLimitedWarning
 from ..structs import KT, VT, ConsumerRecord, OffsetAndMetadata, TopicPartition, check_topic_name
 from . import cluster_view as cv
 from .assignors import make_assignors
 from .coordinator import GroupCoordinator
 from .fetcher import Fetcher
-from .metrics import ConsumerMetrics
+from .metrics import ConsumerMetrics, collect
 from .offsets import EARLIEST, LATEST, OffsetAndTimestamp, OffsetLookup
 from .positions import PositionResolver
 from .subscription import OffsetResetStrategy, SubscriptionState
@@ -62,6 +64,8 @@ class Consumer(Generic[KT, VT]):
         self._client = client if client is not None else _make_client(cfg)
         self._owns_client = client is None
         self._fetcher = Fetcher(self._client, self._subs, cfg, self._metrics)
+        self._hub = ClientMetrics("consumer", cfg, self._client, self._collect_metrics,
+                                  {"group_id": cfg.group_id} if cfg.group_id else None)
         self._offsets = OffsetLookup(self._client, cfg.isolation_level, cfg.retry_backoff_ms,
                                      cfg.retry_backoff_max_ms)
         self._coordinator: GroupCoordinator | None = None
@@ -127,6 +131,7 @@ class Consumer(Generic[KT, VT]):
         if self._initial_topics:
             self.subscribe(self._initial_topics)
         self._fetcher.start()
+        self._hub.start()
         if self._coordinator is not None:
             self._coordinator.start()
         elif self._initial_topics:
@@ -147,6 +152,7 @@ class Consumer(Generic[KT, VT]):
             self._leaving = False
             await self._fetcher.stop()
             await self._positions.stop()
+            await self._hub.close()  # before the connections close: the terminating KIP-714 push
             if self._owns_client:
                 await self._client.close()
 
@@ -530,10 +536,25 @@ class Consumer(Generic[KT, VT]):
         return cv.partitions_for(self._client, topic)
 
     # -- metrics -----------------------------------------------------------------------------------------
-    def metrics(self) -> dict[str, Any]:
-        """Records and bytes consumed, fetch latency, lag per partition, rebalances, commits."""
+    @overload
+    def metrics(self, tagged: Literal[False] = False) -> dict[str, Any]: ...
+    @overload
+    def metrics(self, tagged: Literal[True]) -> list[Entry]: ...
+
+    def metrics(self, tagged: bool = False) -> dict[str, Any] | list[Entry]:
+        """Records and bytes consumed, fetch latency, lag per partition, rebalances, commits.
+
+        ``tagged=True``: Java's metrics (``consumer-metrics``, ``consumer-fetch-manager-metrics``,
+        ``consumer-coordinator-metrics``) with windowed rates, as ``{"group", "name", "tags", "value"}``."""
+        if tagged:
+            return self._hub.snapshot()
         lags = {tp: self._subs.lag(tp) for tp in self._subs.assigned_partitions()}
         return self._metrics.snapshot(lags)
+
+    def _collect_metrics(self, feed: Feed) -> None:
+        tps = self._subs.assigned_partitions()
+        collect(feed, self._metrics, {tp: self._subs.lag(tp) for tp in tps},
+                {tp: self._subs.lead(tp) for tp in tps})
 
     # -- helpers -----------------------------------------------------------------------------------------
     def _require_group(self, what: str) -> GroupCoordinator:

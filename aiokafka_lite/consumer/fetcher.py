@@ -423,6 +423,7 @@ class Fetcher:
                     st.position = cf.next_offset
                 self._drop(tp)
             self._metrics.record_consumed(1, 0)
+            self._metrics.topic_consumed(tp.topic, 1, 0)
             return r
         return None
 
@@ -467,6 +468,7 @@ class Fetcher:
         if budget <= 0:
             return out
         for tp, cf in self._takeable(only):
+            fetched = 0  # bytes of this partition's fetch decoded now (counted once per fetch)
             if cf.records is None:
                 # Tens of thousands of new tuples at once would run the cyclic GC dozens of times over
                 # objects that cannot form cycles; one pass afterwards is enough.
@@ -483,12 +485,15 @@ class Fetcher:
                 cf.records, cf.next_offset, cf.leader_epoch = res.records, res.next_offset, res.leader_epoch
                 cf.index = 0
                 if cf.arrow is None:
-                    nbytes += len(cf.data)
+                    fetched = len(cf.data)
+                    nbytes += fetched
                 cf.arrow = None  # a later take_arrow re-decodes from the position
             recs = cf.records
             i = cf.index
             chunk = recs[i:i + budget] if i or len(recs) > budget else recs
             st = self._subs.state(tp)
+            if chunk or fetched:
+                self._metrics.topic_consumed(tp.topic, len(chunk), fetched)
             if chunk:
                 out[tp] = chunk
                 budget -= len(chunk)
@@ -515,6 +520,7 @@ class Fetcher:
         if budget <= 0:
             return out
         for tp, cf in self._takeable(only):
+            fetched = 0
             if cf.arrow is None:
                 try:
                     res = self._decode(decode_arrow, tp, cf)
@@ -524,12 +530,15 @@ class Fetcher:
                 cf.arrow, cf.next_offset, cf.leader_epoch = res.batch, res.next_offset, res.leader_epoch
                 cf.arrow_index = 0
                 if cf.records is None:
-                    nbytes += len(cf.data)
+                    fetched = len(cf.data)
+                    nbytes += fetched
                 cf.records = None  # a later take_records re-decodes from the position
             batch = cf.arrow
             i = cf.arrow_index
             n = min(budget, batch.num_rows - i)
             st = self._subs.state(tp)
+            if n > 0 or fetched:
+                self._metrics.topic_consumed(tp.topic, max(n, 0), fetched)
             if n > 0:
                 chunk = batch if (i == 0 and n == batch.num_rows) else batch.slice(i, n)
                 out[tp] = chunk

@@ -265,6 +265,11 @@ class KafkaClient:
         """Close the connection to ``node_id`` (requests in flight fail); the next send reconnects."""
         self._pool.close_key(node_id)
 
+    def connection_stats(self) -> tuple[int, int, int]:
+        """(open, opened so far, closed so far) handshaken connections, for the client metrics."""
+        pool = self._pool
+        return len(pool.ready_keys()), pool.created_total, pool.closed_total
+
     def least_loaded_node(self) -> int | None:
         """A connected broker with the fewest requests in flight, else a broker that may be
         connected to now, else None."""

@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..config import PRODUCER, Config, dotted_to_kwargs
 from ..errors import (
@@ -24,6 +24,8 @@ from ..errors import (
     KafkaTimeoutError,
     ProducerClosedError,
 )
+from ..metrics.hub import ClientMetrics
+from ..metrics.monitor import Entry, Feed
 from ..net import KafkaClient
 from ..records import BATCH_OVERHEAD, RECORD_OVERHEAD_MAX, codec_from_name
 from ..structs import OffsetAndMetadata, RecordMetadata, TopicPartition, check_topic_name
@@ -35,7 +37,7 @@ from .handles import RecordFuture, make_future
 from .idempotence import IdempotenceState
 from .interceptors import Interceptors, ProducerRecord
 from .memory import MemoryPool
-from .metrics import ProducerMetrics
+from .metrics import ProducerMetrics, collect
 from .partitioner import StickyPartitioner, call_custom, resolve_partitioner
 from .records_check import as_bytes, record_size, serialize
 from .sender import Sender
@@ -114,6 +116,9 @@ class Producer(SendCore):
         self._size_fast_limit = min(cfg.max_request_size, cfg.buffer_memory) - BATCH_OVERHEAD - \
             RECORD_OVERHEAD_MAX
         self._metrics = ProducerMetrics()
+        txn_id = self._transactional_id
+        self._hub = ClientMetrics("producer", cfg, self._client, self._collect_metrics,
+                                  {"transactional_id": txn_id} if txn_id else None)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._acc: RecordAccumulator | None = None
         self._sender: Sender | None = None
@@ -179,6 +184,7 @@ class Producer(SendCore):
             acc.wakeup = sender.wakeup
             self._client.add_metadata_listener(self._on_metadata)
             sender.start()
+            self._hub.start()
             self._started = True
             self._state = RUNNING
             if self._txn is not None:
@@ -192,6 +198,7 @@ class Producer(SendCore):
         if self._sender is not None:
             self._sender.force_close(ProducerClosedError("the producer failed to start"))
         self._state = _STOPPED
+        await self._hub.close()
         await self._client.close()
 
     async def stop(self, timeout: float | None = None) -> None:
@@ -221,6 +228,7 @@ class Producer(SendCore):
             raise
         finally:
             self._client.remove_metadata_listener(self._on_metadata)
+            await self._hub.close()  # the terminating KIP-714 push needs the connections still open
             await self._client.close()
 
     close = stop
@@ -541,9 +549,19 @@ class Producer(SendCore):
 
     # -- metrics --------------------------------------------------------------------------------
 
-    def metrics(self) -> dict[str, Any]:
+    @overload
+    def metrics(self, tagged: Literal[False] = False) -> dict[str, Any]: ...
+    @overload
+    def metrics(self, tagged: Literal[True]) -> list[Entry]: ...
+
+    def metrics(self, tagged: bool = False) -> dict[str, Any] | list[Entry]:
         """Records and bytes sent, batch size, compression ratio, request latency, requests in flight,
-        buffer available, retries and errors (Kafka's producer metric names)."""
+        buffer available, retries and errors (Kafka's producer metric names), as lifetime figures.
+
+        ``tagged=True``: Java's metrics (``producer-metrics``, ``producer-node-metrics``,
+        ``producer-topic-metrics``) with windowed rates, as ``{"group", "name", "tags", "value"}``."""
+        if tagged:
+            return self._hub.snapshot()
         acc = self._acc
         if acc is None:
             return self._metrics.snapshot(buffer_total=self._buffer_memory,
@@ -552,6 +570,9 @@ class Producer(SendCore):
         return self._metrics.snapshot(buffer_total=acc.pool.total, buffer_available=acc.pool.available,
                                       waiting_senders=acc.pool.queued,
                                       queued_batches=sum(len(dq) for dq in acc.batches.values()))
+
+    def _collect_metrics(self, feed: Feed) -> None:
+        collect(feed, self._metrics, self._acc, self._buffer_memory)
 
     def __repr__(self) -> str:
         state = "stopped" if self._closed else "started" if self._started else "new"

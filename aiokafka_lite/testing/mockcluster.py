@@ -364,3 +364,17 @@ class MockCluster:
     def requests(self) -> list[MockRequest]:
         """Requests received since tracking started (or the last :meth:`clear_requests`)."""
         return [MockRequest(*r) for r in self._call("get_requests")]
+
+    def set_telemetry_metrics(self, prefixes: Iterable[str]) -> None:
+        """Metric name prefixes the brokers subscribe to (KIP-714); ``[""]`` is every metric, ``[]`` none."""
+        self._call("telemetry_set_requested_metrics", metrics=list(prefixes))
+
+    def set_telemetry_push_interval(self, push_interval_ms: int) -> None:
+        """The push interval the brokers hand out in GetTelemetrySubscriptions (default 5 minutes)."""
+        self._call("telemetry_set_push_interval", push_interval_ms=push_interval_ms)
+
+    def telemetry_log(self) -> list[str]:
+        """What the mock decoded from PushTelemetry payloads since the last call (librdkafka's own OTLP
+        decoder: metric names and attribute strings as ``string value: ...``, data points as
+        ``NumberDataPoint ... value: ...``, ``Metric type: 0|1`` for sum|gauge)."""
+        return list(self._call("telemetry_log"))
