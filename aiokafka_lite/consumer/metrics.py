@@ -114,7 +114,8 @@ class ConsumerMetrics:
             "fetch_latency_max_ms": fetch_max,
             "fetch_sessions_full_total": self.full_fetches,
             "fetch_sessions_incremental_total": self.incremental_fetches,
-            "records_lag": dict(lags),
+            # "topic-partition" keys, so that the whole snapshot is JSON-encodable (issue 15)
+            "records_lag": {f"{tp.topic}-{tp.partition}": lag for tp, lag in lags.items()},
             "records_lag_max": max(known) if known else None,
             "rebalance_total": self.rebalances,
             "failed_rebalance_total": self.failed_rebalances,
