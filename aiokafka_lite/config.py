@@ -251,8 +251,9 @@ CONSUMER: tuple[Setting, ...] = (
        nullable=True),
     _S("group_instance_id", str, None, "Static membership id (KIP-345).", nullable=True),
     _S("client_rack", str, None, "Rack of this consumer (broker.rack of the brokers near it); sent in the "
-       "JoinGroup subscription so that range and rack-aware assignors prefer partitions with a replica in "
-       "this rack (KIP-881).", nullable=True),
+       "JoinGroup subscription so that the range and sticky assignors prefer partitions with a replica in "
+       "this rack (KIP-881), and in every Fetch so that the leader can name a replica in this rack to "
+       "fetch from (KIP-392).", nullable=True),
     _S("auto_offset_reset", str, "latest", "Where to start without a committed offset.",
        choices=("earliest", "latest", "none")),
     _S("enable_auto_commit", bool, True, "Commit positions every auto_commit_interval_ms."),
