@@ -294,3 +294,93 @@ def test_cooperative_uniform_subscription_transfer_ownership() -> None:
     c.member("c1", ["topic1"], tps("topic1-2", "topic1-3"), 1)
     assert c.assign() == {"c0": tps("topic1-0"), "c1": tps("topic1-3")}  # 2 partitions transferring
     assert c.settle(c.assign()) == {"c0": tps("topic1-0", "topic1-2"), "c1": tps("topic1-1", "topic1-3")}
+
+
+@pytest.mark.parametrize("rack_config", RACK_CONFIGS)
+@pytest.mark.parametrize(("partitions", "expected1"), [(3, ["topic-1"]), (4, ["topic-1", "topic-3"])])
+def test_sticky_partition_claimed_twice_in_one_generation(rack_config, partitions, expected1) -> None:
+    """StickyAssignorTest: eager, so the doubly claimed topic-0 goes straight to its new owner."""
+    c = JavaCase(StickyAssignor(), rack_config)
+    c.topic("topic", partitions)
+    c.member("consumer1", ["topic"], tps("topic-0", "topic-1"), 0)
+    c.member("consumer2", ["topic"], tps("topic-0", "topic-2"), 1)
+    c.member("consumer3", ["topic"], [], 2)
+    got = c.assign()
+    assert got == {"consumer1": tps(*expected1), "consumer2": tps("topic-2"), "consumer3": tps("topic-0")}
+
+
+def valid_and_balanced(c: JavaCase, assignment: dict[str, list[TP]]) -> None:
+    """Java's verifyValidityAndBalance (after the cooperative follow-up rounds) and isFullyBalanced."""
+    assignment = c.settle(assignment)
+    seen: set[TP] = set()
+    for mid, parts in assignment.items():
+        assert all(tp.topic in c.members[mid].subscription.topics for tp in parts)
+        assert not seen & set(parts)
+        seen |= set(parts)
+    sizes = [len(v) for v in assignment.values()]
+    assert max(sizes) - min(sizes) <= 1
+
+
+def _remove(c: JavaCase, member: str) -> None:
+    del c.members[member]
+
+
+@pytest.mark.parametrize("rack_config", RACK_CONFIGS)
+@pytest.mark.parametrize("all_equal", [True, False])
+def test_assignment_with_multiple_generations_1(rack_config, all_equal) -> None:
+    c = JavaCase(StickyAssignor(), rack_config)
+    everything = ["topic", "topic2"]
+    c2_topics = everything if all_equal else ["topic"]
+    c.topic("topic", 6)
+    c.topic("topic2", 6)
+    c.member("consumer1", everything, [], 0)
+    c.member("consumer2", c2_topics, [], 1)
+    c.member("consumer3", everything, [], 2)
+    for mid in c.members:  # subscription(): no generation
+        c.members[mid].subscription.generation_id = -1
+    r1 = c.assign()
+    assert [len(r1[m]) for m in ("consumer1", "consumer2", "consumer3")] == [4, 4, 4]
+    valid_and_balanced(c, r1)
+    c.member("consumer1", everything, r1["consumer1"], 0)
+    c.member("consumer2", c2_topics, r1["consumer2"], 1)
+    _remove(c, "consumer3")
+    r2 = c.assign()
+    assert len(r2["consumer1"]) == 6 and len(r2["consumer2"]) == 6
+    if all_equal:
+        assert set(r1["consumer1"]) <= set(r2["consumer1"])
+    assert set(r1["consumer2"]) <= set(r2["consumer2"])
+    valid_and_balanced(c, r2)
+    assert set(r2["consumer2"]) & set(r1["consumer3"])
+    _remove(c, "consumer1")
+    c.member("consumer2", c2_topics, r2["consumer2"], 1)
+    c.members["consumer2"].subscription.generation_id = 2
+    c.member("consumer3", everything, r1["consumer3"], 2)
+    r3 = c.assign()
+    assert len(r3["consumer2"]) == 6 and len(r3["consumer3"]) == 6
+    assert not set(r3["consumer2"]) & set(r3["consumer3"])
+    valid_and_balanced(c, r3)
+
+
+@pytest.mark.parametrize("rack_config", RACK_CONFIGS)
+@pytest.mark.parametrize("all_equal", [True, False])
+def test_assignment_with_conflicting_previous_generations(rack_config, all_equal) -> None:
+    c = JavaCase(StickyAssignor(), rack_config)
+    for t in ("topic", "topic2", "topic3"):
+        c.topic(t, 4)
+    everything = ["topic", "topic2", "topic3"]
+    c1_topics = everything if all_equal else ["topic"]
+    c2_topics = everything if all_equal else ["topic", "topic2"]
+    c1 = (tps("topic-0", "topic-1", "topic-2", "topic2-2", "topic2-3", "topic3-0") if all_equal
+          else tps("topic-0", "topic-1", "topic-2", "topic-3"))
+    c2 = tps("topic-0", "topic-1", "topic2-0", "topic2-1", "topic2-2", "topic2-3")
+    c3 = tps("topic-2", "topic-3", "topic3-0", "topic3-1", "topic3-2", "topic3-3")
+    c.member("consumer1", c1_topics, c1, 0)
+    c.members["consumer1"].subscription.generation_id = 1
+    c.member("consumer2", c2_topics, c2, 1)
+    c.members["consumer2"].subscription.generation_id = 2
+    c.member("consumer3", everything, c3, 2)
+    c.members["consumer3"].subscription.generation_id = 2
+    got = c.assign()
+    assert [len(got[m]) for m in ("consumer1", "consumer2", "consumer3")] == [4, 4, 4]
+    assert set(got["consumer2"]) <= set(c2) and set(got["consumer3"]) <= set(c3)
+    valid_and_balanced(c, got)
