@@ -13,8 +13,10 @@ import time
 from collections import Counter
 from typing import Any
 
+import pytest
 from _consumer_helpers import aproduce
 
+from aiokafka_lite import errors as Errors
 from aiokafka_lite.config import CONSUMER, Config
 from aiokafka_lite.consumer import Consumer
 from aiokafka_lite.net import KafkaClient
@@ -205,6 +207,30 @@ async def test_back_to_the_leader_after_metadata_max_age(mock_cluster: Any) -> N
         counts = fetches(mc)
         # About five returns to each leader in 2 s; the rest of the fetches stay on the follower.
         assert counts[1] >= 3 and counts[2] >= 3 and counts[FOLLOWER] > counts[1] + counts[2], counts
+    finally:
+        await consumer.stop()
+        await client.close()
+
+
+@pytest.mark.parametrize("error", [Errors.NotLeaderOrFollowerError, Errors.ReplicaNotAvailableError])
+async def test_follower_error_sends_the_partition_back_to_the_leader(mock_cluster: Any, error: Any) -> None:
+    """The follower answers NOT_LEADER_OR_FOLLOWER / REPLICA_NOT_AVAILABLE (it left the replica set):
+    the next fetch goes to the leader, which names a replica again; nothing is lost or repeated."""
+    topic = "err"
+    mc = _cluster(mock_cluster, topic)
+    await aproduce(mc.bootstrap, topic, 600, PARTITIONS)
+    consumer, client = await _consumer(mc.bootstrap)
+    try:
+        consumer.assign([TP(topic, p) for p in range(PARTITIONS)])
+        reader = Reader(consumer)
+        await reader.until(600)
+        mc.start_request_tracking()
+        mc.push_request_error_rtts(FOLLOWER, FETCH, [(error, 0)])
+        await aproduce(mc.bootstrap, topic, 600, PARTITIONS, start=600)
+        await reader.until(1200)
+        reader.check(1200)
+        counts = fetches(mc)
+        assert counts[1] and counts[2], counts  # each leader was asked again after the error
     finally:
         await consumer.stop()
         await client.close()
