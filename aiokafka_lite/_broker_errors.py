@@ -78,6 +78,7 @@ __all__ = [
     "InvalidRecordError",
     "InvalidRecordStateError",
     "InvalidRegistrationError",
+    "InvalidRegularExpressionError",
     "InvalidReplicaAssignmentError",
     "InvalidReplicationAssignmentError",
     "InvalidReplicationFactorError",
@@ -131,6 +132,7 @@ __all__ = [
     "ReassignmentInProgress",
     "ReassignmentInProgressError",
     "RebalanceInProgressError",
+    "RebootstrapRequiredError",
     "RecordListTooLargeError",
     "ReplicaNotAvailableError",
     "RequestTimedOutError",
@@ -965,6 +967,20 @@ class VoterNotFoundError(BrokerResponseError):
     errno = 127
     message = "VOTER_NOT_FOUND"
     retriable = False
+
+
+class InvalidRegularExpressionError(BrokerResponseError):
+    errno = 128
+    message = "INVALID_REGULAR_EXPRESSION"
+    retriable = False
+
+
+class RebootstrapRequiredError(BrokerResponseError):
+    errno = 129
+    message = "REBOOTSTRAP_REQUIRED"
+    retriable = False
+    description = "Client metadata is stale: the client should rebootstrap to obtain new metadata."
+    rebootstrap = True
 
 
 # aiokafka's other names (aiokafka 0.14's ``aiokafka.errors``). Broker codes alias our class for the same

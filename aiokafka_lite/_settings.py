@@ -21,6 +21,8 @@ class CommonSettings(TypedDict, total=False):
     client_id: str
     request_timeout_ms: int
     metadata_max_age_ms: int
+    metadata_recovery_strategy: Literal["rebootstrap", "none"]
+    metadata_recovery_rebootstrap_trigger_ms: int
     connections_max_idle_ms: int
     reconnect_backoff_ms: int
     reconnect_backoff_max_ms: int

@@ -177,6 +177,13 @@ COMMON: tuple[Setting, ...] = (
        "How long a request may wait for its response; on expiry the connection is closed "
        "and every request in flight on it fails.", min=1),
     _S("metadata_max_age_ms", int, 300000, "Refresh cluster metadata at least this often.", min=0),
+    _S("metadata_recovery_strategy", str, "rebootstrap",
+       "What to do when no known broker can give metadata (KIP-899): 'rebootstrap' resolves the "
+       "bootstrap_servers names again and carries on with the cluster found there; 'none' keeps "
+       "trying the brokers already known.", choices=("rebootstrap", "none")),
+    _S("metadata_recovery_rebootstrap_trigger_ms", int, 300000,
+       "With rebootstrap: rebootstrap when no metadata update has succeeded for this long, even "
+       "though some known broker still accepts connections (KIP-1102).", min=0),
     _S("connections_max_idle_ms", int, 540000, "Close a connection idle for this long.", min=1),
     _S("reconnect_backoff_ms", int, 50, "First wait before reconnecting to a broker.", min=0),
     _S("reconnect_backoff_max_ms", int, 1000, "The reconnect wait doubles up to this.", min=0),
@@ -276,8 +283,9 @@ CONSUMER: tuple[Setting, ...] = (
        nullable=True),
     _S("group_instance_id", str, None, "Static membership id (KIP-345).", nullable=True),
     _S("client_rack", str, None, "Rack of this consumer (broker.rack of the brokers near it); sent in the "
-       "JoinGroup subscription so that range and rack-aware assignors prefer partitions with a replica in "
-       "this rack (KIP-881).", nullable=True),
+       "JoinGroup subscription so that the range and sticky assignors prefer partitions with a replica in "
+       "this rack (KIP-881), and in every Fetch so that the leader can name a replica in this rack to "
+       "fetch from (KIP-392).", nullable=True),
     _S("auto_offset_reset", str, "latest", "Where to start without a committed offset.",
        choices=("earliest", "latest", "none")),
     _S("enable_auto_commit", bool, True, "Commit positions every auto_commit_interval_ms."),

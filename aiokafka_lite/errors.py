@@ -24,6 +24,9 @@ class KafkaError(Exception):
     coordinator_moved: bool = False
     #: True when a topic cannot be used at all (invalid name, not authorized): waiting does not help.
     topic_unusable: bool = False
+    #: True when the broker says the client's view of the cluster is beyond repair (KIP-1102):
+    #: forget the known brokers and bootstrap again from ``bootstrap_servers``.
+    rebootstrap: bool = False
 
     def __str__(self) -> str:
         # Only the message: tracebacks and f"{type(e).__name__}: {e}" already name the class.

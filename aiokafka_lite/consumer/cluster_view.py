@@ -24,6 +24,11 @@ def leader_for(client: Any, tp: TopicPartition) -> int | None:
     return leader
 
 
+def broker_known(client: Any, node: int) -> bool:
+    """Is ``node`` among the brokers of the last metadata (a preferred read replica must be)?"""
+    return client.cluster.broker(node) is not None
+
+
 def leader_epoch(client: Any, tp: TopicPartition) -> int:
     return int(client.cluster.leader_epoch(tp))
 

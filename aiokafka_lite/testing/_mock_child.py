@@ -38,6 +38,7 @@ _SIGNATURES: list[tuple[str, Any, list[Any]]] = [
     ("rd_kafka_mock_topic_set_error", None, [_c_p, _str, _int]),
     ("rd_kafka_mock_partition_set_leader", _int, [_c_p, _str, _i32, _i32]),
     ("rd_kafka_mock_partition_set_follower", _int, [_c_p, _str, _i32, _i32]),
+    ("rd_kafka_mock_partition_set_follower_wmarks", _int, [_c_p, _str, _i32, ctypes.c_int64, ctypes.c_int64]),
     ("rd_kafka_mock_broker_set_down", _int, [_c_p, _i32]),
     ("rd_kafka_mock_broker_set_up", _int, [_c_p, _i32]),
     ("rd_kafka_mock_broker_set_rtt", _int, [_c_p, _i32, _int]),
@@ -137,6 +138,10 @@ class MockClusterChild:
     def op_partition_set_follower(self, topic: str, partition: int, broker_id: int) -> None:
         err = self.lib.rd_kafka_mock_partition_set_follower(self.mc, topic.encode(), partition, broker_id)
         self._check(err, "partition_set_follower")
+
+    def op_partition_set_follower_wmarks(self, topic: str, partition: int, lo: int, hi: int) -> None:
+        err = self.lib.rd_kafka_mock_partition_set_follower_wmarks(self.mc, topic.encode(), partition, lo, hi)
+        self._check(err, "partition_set_follower_wmarks")
 
     def op_broker_set_down(self, broker_id: int) -> None:
         self._check(self.lib.rd_kafka_mock_broker_set_down(self.mc, broker_id), "broker_set_down")

@@ -302,6 +302,11 @@ class MockCluster:
         """Set the preferred replica a consumer is told to fetch from (KIP-392)."""
         self._call("partition_set_follower", topic=topic, partition=partition, broker_id=broker_id)
 
+    def set_follower_wmarks(self, topic: str, partition: int, low: int, high: int) -> None:
+        """Freeze the follower's log start / end offsets (-1 for either: follow the leader again), so
+        that a fetch from the follower past ``high`` gets OFFSET_OUT_OF_RANGE (a lagging replica)."""
+        self._call("partition_set_follower_wmarks", topic=topic, partition=partition, lo=low, hi=high)
+
     def set_down(self, broker_id: int = ALL_BROKERS) -> None:
         """Close the broker's connections and listener (connects are refused); no leader change."""
         self._call("broker_set_down", broker_id=broker_id)
