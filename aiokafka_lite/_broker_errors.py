@@ -352,6 +352,7 @@ class UnknownMemberIdError(BrokerResponseError):
     errno = 25
     message = "UNKNOWN_MEMBER_ID"
     retriable = False
+    member_fenced = True
 
 
 class InvalidSessionTimeoutError(BrokerResponseError):
@@ -863,6 +864,7 @@ class FencedMemberEpochError(BrokerResponseError):
     errno = 110
     message = "FENCED_MEMBER_EPOCH"
     retriable = False
+    member_fenced = True
 
 
 class UnreleasedInstanceIdError(BrokerResponseError):
@@ -881,6 +883,7 @@ class StaleMemberEpochError(BrokerResponseError):
     errno = 113
     message = "STALE_MEMBER_EPOCH"
     retriable = False
+    member_epoch_stale = True
 
 
 class MismatchedEndpointTypeError(BrokerResponseError):
