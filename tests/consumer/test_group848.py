@@ -161,8 +161,8 @@ async def test_mixed_group_reads_everything_once_and_survives_a_leave(mc: MockCl
         await b.stop()
 
 
-async def test_listener_sees_only_incremental_changes_after_committing(mc: MockCluster, topic: str,
-                                                                        new_topic: Callable[..., str]) -> None:
+async def test_listener_sees_only_incremental_changes_after_committing(
+        mc: MockCluster, topic: str, new_topic: Callable[..., str]) -> None:
     group = new_topic("g")
     rec_a, rec_b = Recorder(), Recorder()
     a = ours(mc, group, auto_commit_interval_ms=60000)
@@ -255,7 +255,8 @@ async def test_commit_carries_the_member_epoch_and_retries_a_stale_one(mc: MockC
         await c.stop()
 
 
-async def test_regex_subscription_picks_up_a_new_topic(mc: MockCluster, new_topic: Callable[..., str]) -> None:
+async def test_regex_subscription_picks_up_a_new_topic(mc: MockCluster,
+                                                       new_topic: Callable[..., str]) -> None:
     prefix = new_topic("rx")
     first, second = f"{prefix}-a", f"{prefix}-b"
     mc.create_topic(first, 2, 1)
@@ -321,7 +322,8 @@ async def test_coordinator_without_the_api_is_refused_at_start(new_topic: Callab
     other.start()
     try:
         other.set_api_version(HEARTBEAT, -1, -1)
-        c = Consumer("t", bootstrap_servers=other.bootstrap, group_id=new_topic("g"), group_protocol="consumer")
+        c = Consumer("t", bootstrap_servers=other.bootstrap, group_id=new_topic("g"),
+                     group_protocol="consumer")
         with pytest.raises(Errors.UnsupportedVersionError, match=r"ConsumerGroupHeartbeat.*broker 1 at 127"):
             await c.start()
         await c.stop()
@@ -329,7 +331,8 @@ async def test_coordinator_without_the_api_is_refused_at_start(new_topic: Callab
         other.stop()
 
 
-async def test_brokers_without_kip848_are_refused_at_start(broker: Any, new_topic: Callable[..., str]) -> None:
+async def test_brokers_without_kip848_are_refused_at_start(broker: Any,
+                                                           new_topic: Callable[..., str]) -> None:
     # Tansu 0.6 and noida-db 0.2.3 advertise no ConsumerGroupHeartbeat (docs: brokers.md; checked here).
     c = Consumer("t", bootstrap_servers=broker.bootstrap, group_id=new_topic("g"), group_protocol="consumer")
     with pytest.raises(Errors.UnsupportedVersionError,
@@ -337,8 +340,8 @@ async def test_brokers_without_kip848_are_refused_at_start(broker: Any, new_topi
         await asyncio.wait_for(c.start(), 30)
 
 
-@pytest.mark.parametrize("setting", [{"partition_assignment_strategy": ["range"]}, {"session_timeout_ms": 10000},
-                                     {"heartbeat_interval_ms": 1000}])
+@pytest.mark.parametrize("setting", [{"partition_assignment_strategy": ["range"]},
+                                     {"session_timeout_ms": 10000}, {"heartbeat_interval_ms": 1000}])
 def test_classic_settings_are_refused_with_the_consumer_protocol(setting: dict[str, Any]) -> None:
     with pytest.raises(Errors.ConfigError, match="group_protocol='classic'"):
         Consumer(bootstrap_servers="127.0.0.1:1", group_id="g", group_protocol="consumer", **setting)
