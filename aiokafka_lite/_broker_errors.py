@@ -78,6 +78,7 @@ __all__ = [
     "InvalidRecordError",
     "InvalidRecordStateError",
     "InvalidRegistrationError",
+    "InvalidRegularExpressionError",
     "InvalidReplicaAssignmentError",
     "InvalidReplicationAssignmentError",
     "InvalidReplicationFactorError",
@@ -967,6 +968,14 @@ class DuplicateVoterError(BrokerResponseError):
 class VoterNotFoundError(BrokerResponseError):
     errno = 127
     message = "VOTER_NOT_FOUND"
+    retriable = False
+
+
+class InvalidRegularExpressionError(BrokerResponseError):
+    """A KIP-848 member's SubscribedTopicRegex does not compile on the broker (RE2/J syntax)."""
+
+    errno = 128
+    message = "INVALID_REGULAR_EXPRESSION"
     retriable = False
 
 
