@@ -32,7 +32,7 @@ def mc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MockCluster]:
     cluster = MockCluster(3, log_dir=tmp_path_factory.mktemp("mock848"))
     cluster.start()
     try:
-        cluster.set_consumer_group_timing(heartbeat_interval_ms=300, session_timeout_ms=6000)
+        cluster.set_consumer_group_timing(heartbeat_interval_ms=300, session_timeout_ms=30000)
         yield cluster
     finally:
         cluster.stop()
@@ -145,7 +145,7 @@ async def test_mixed_group_reads_everything_once_and_survives_a_leave(mc: MockCl
 
         await a.stop()  # commits, revokes, leaves with epoch -1: b and theirs take its partitions
         await poll_until(lambda: len(b.assignment()) + len(theirs.assignment) == PARTITIONS
-                         and not b.assignment() & theirs.assignment, [b], 30, "the leaver's partitions moved")
+                         and not b.assignment() & theirs.assignment, [b], 10, "the leaver's partitions moved")
         before = len(theirs.values)
         more: list[bytes] = []
         await aproduce(mc.bootstrap, topic, 300, PARTITIONS, start=600)
