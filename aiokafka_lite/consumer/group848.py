@@ -210,6 +210,9 @@ class ConsumerGroupCoordinator(GroupCoordinator):
                 if m.state is not MemberState.JOINING and now - self._last_poll > self._max_poll_interval:
                     await self._poll_timeout()
                     continue
+                if self._leave_task is not None and not self._leave_task.done():
+                    await asyncio.wait([self._leave_task])  # an unsubscribe's leave goes before a join
+                    continue
                 await self._heartbeat_once()
         except asyncio.CancelledError:
             raise
@@ -287,6 +290,22 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         if req is not None:
             await self._send_leave(req, time.monotonic() + self._request_timeout)
         self.wakeup.set()
+
+    def leave_in_background(self, reason: str) -> None:
+        """unsubscribe(): the member is out at once (a subscribe() right after joins afresh); the leave
+        heartbeat goes out before any join (the heartbeat task waits for it)."""
+        self._lost = set()
+        req = self.member.leave()
+        self._sync_generation()
+        if req is not None:
+            self._leave_task = asyncio.get_running_loop().create_task(
+                self._leave_then_forget(req, reason), name="aiokafka_lite-leave-group")
+
+    async def _leave_then_forget(self, req: ConsumerGroupHeartbeatRequest, reason: str) -> None:
+        await self._send_leave(req, time.monotonic() + self._request_timeout)
+        log.info("group %r: member %s left (%s)", self.group_id, self.member.member_id, reason)
+        self.member.left()
+        self._sync_generation()
 
     async def _maybe_leave_group(self, reason: str, deadline: float) -> None:
         """Leave with epoch -1 (a static member: -2, so the coordinator keeps its partitions for it)."""

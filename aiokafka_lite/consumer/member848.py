@@ -126,8 +126,10 @@ class ConsumerGroupMember:
                                              member_epoch=epoch, instance_id=self.instance_id)
 
     def left(self) -> None:
-        """The leave heartbeat went out (answered or not): out of the group, owning nothing."""
-        self._left()
+        """The leave heartbeat went out (answered or not): out of the group, owning nothing (unless the
+        application subscribed again meanwhile: then the member is already joining afresh)."""
+        if self.state is MemberState.LEAVING:
+            self._left()
 
     def _left(self) -> None:
         self.epoch = JOIN_EPOCH

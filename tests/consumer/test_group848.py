@@ -353,3 +353,44 @@ def test_remote_assignor_needs_the_consumer_protocol() -> None:
         Consumer(bootstrap_servers="127.0.0.1:1", group_id="g", group_remote_assignor="uniform")
     Consumer(bootstrap_servers="127.0.0.1:1", group_id="g", group_protocol="consumer",
              group_remote_assignor="range")
+
+
+async def test_missed_poll_deadline_leaves_then_rejoins(mc: MockCluster, topic: str,
+                                                        new_topic: Callable[..., str]) -> None:
+    rec = Recorder()
+    c = ours(mc, new_topic("g"), max_poll_interval_ms=800)
+    try:
+        await c.start()
+        c.subscribe([topic], listener=rec)
+        await poll_until(lambda: len(c.assignment()) == PARTITIONS, [c], 20, "the assignment")
+        assert c._coordinator is not None
+        epoch = c._coordinator.member.epoch
+        await asyncio.sleep(1.5)  # no poll(): the heartbeat task leaves the group
+        everything = frozenset(TP(topic, p) for p in range(PARTITIONS))
+        await poll_until(lambda: len(rec.events) == 3 and len(c.assignment()) == PARTITIONS, [c], 20,
+                         "the loss and the rejoin")
+        assert rec.events == [("assigned", everything), ("lost", everything), ("assigned", everything)]
+        assert c._coordinator.member.epoch > epoch
+    finally:
+        await c.stop()
+
+
+async def test_resubscribing_moves_to_the_new_topics(mc: MockCluster, topic: str,
+                                                     new_topic: Callable[..., str]) -> None:
+    other = new_topic("other")
+    mc.create_topic(other, 2, 1)
+    rec = Recorder()
+    c = ours(mc, new_topic("g"))
+    try:
+        await c.start()
+        c.subscribe([topic], listener=rec)
+        await poll_until(lambda: len(c.assignment()) == PARTITIONS, [c], 20, "the first topic")
+        c.subscribe([other], listener=rec)
+        await poll_until(lambda: c.assignment() == {TP(other, 0), TP(other, 1)}, [c], 20, "the second topic")
+        assert rec.events[1:] == [("revoked", frozenset(TP(topic, p) for p in range(PARTITIONS))),
+                                  ("assigned", frozenset({TP(other, 0), TP(other, 1)}))]
+        c.unsubscribe()
+        c.subscribe([topic], listener=rec)
+        await poll_until(lambda: len(c.assignment()) == PARTITIONS, [c], 20, "rejoined after unsubscribe")
+    finally:
+        await c.stop()
