@@ -51,6 +51,9 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         self.member_id = self.member.member_id
         self._hb_wake = asyncio.Event()
         self._next_heartbeat = 0.0
+        #: No heartbeat before this, urgent or not: a member fenced again and again (librdkafka's mock
+        #: answers a second live static member so) must not rejoin in a tight loop.
+        self._not_before = 0.0
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -204,6 +207,9 @@ class ConsumerGroupCoordinator(GroupCoordinator):
                     await self._sleep(_DEFAULT_INTERVAL)
                     continue
                 now = time.monotonic()
+                if now < self._not_before:
+                    await asyncio.sleep(self._not_before - now)
+                    continue
                 if not m.urgent() and now < self._next_heartbeat:
                     await self._sleep(self._next_heartbeat - now)
                     continue
@@ -269,7 +275,10 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         if resp.error_code:
             log.info("group %r: heartbeat of member %s answered %s", self.group_id, m.member_id,
                      Errors.for_code(resp.error_code).message)
-        if outcome in (Outcome.RECONCILE, Outcome.LOST):
+        if outcome is Outcome.LOST:
+            self._not_before = time.monotonic() + self._retry_backoff
+            self.wakeup.set()
+        elif outcome is Outcome.RECONCILE:
             self.wakeup.set()
         elif outcome is Outcome.COORDINATOR_MOVED:
             self.coordinator_dead(Errors.for_code(resp.error_code)())

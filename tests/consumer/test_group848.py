@@ -394,3 +394,28 @@ async def test_resubscribing_moves_to_the_new_topics(mc: MockCluster, topic: str
         await poll_until(lambda: len(c.assignment()) == PARTITIONS, [c], 20, "rejoined after unsubscribe")
     finally:
         await c.stop()
+
+
+async def test_second_live_static_member_neither_takes_over_nor_floods(mc: MockCluster, topic: str,
+                                                                       new_topic: Callable[..., str]) -> None:
+    # Kafka answers UNRELEASED_INSTANCE_ID here (fatal, see test_member848.py); librdkafka's mock answers
+    # UNKNOWN_MEMBER_ID (rdkafka_mock_cgrp.c: "Old member still active, fence this one"), so the duplicate
+    # is fenced over and over: it must back off between rejoins and never own anything.
+    group = new_topic("g")
+    first = ours(mc, group, topic, group_instance_id="dup")
+    second = ours(mc, group, topic, group_instance_id="dup", retry_backoff_ms=200)
+    try:
+        await first.start()
+        await poll_until(lambda: len(first.assignment()) == PARTITIONS, [first], 20, "the first member")
+        await second.start()
+        assert second._coordinator is not None
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:
+            await first.poll(timeout_ms=20)
+            await second.poll(timeout_ms=20)
+            assert not second.assignment()
+        assert len(first.assignment()) == PARTITIONS
+        assert second._coordinator.metrics.heartbeats < 20  # ~8 at one rejoin per 200 ms backoff
+    finally:
+        await second.stop()
+        await first.stop()
