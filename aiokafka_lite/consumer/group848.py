@@ -156,9 +156,11 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         started = time.monotonic()
         names = self._resolve(target)
         if len(names) < len(target):
-            # New topic ids (a new topic matched the regex, or metadata is behind): look them up once.
+            # New topic ids (a new topic matched the regex, or metadata is behind): look them up once,
+            # with the subscribed names (a regex subscription has every topic tracked already).
             try:
-                await cv.refresh_metadata(self._client, None, self._request_timeout)
+                await cv.refresh_metadata(self._client, set(self._subs.subscription) or None,
+                                          self._request_timeout)
             except Errors.KafkaError as exc:
                 log.debug("group %r: metadata for the assigned topics failed: %s", self.group_id, exc)
             names = self._resolve(target)
