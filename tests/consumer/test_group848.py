@@ -420,3 +420,20 @@ async def test_second_live_static_member_neither_takes_over_nor_floods(mc: MockC
     finally:
         await second.stop()
         await first.stop()
+
+
+async def test_heartbeats_follow_the_interval_the_broker_names(mc: MockCluster, topic: str,
+                                                               new_topic: Callable[..., str]) -> None:
+    c = ours(mc, new_topic("g"), topic)  # the module's mock names 300 ms; our default would be 5 s
+    try:
+        await c.start()
+        await poll_until(lambda: len(c.assignment()) == PARTITIONS, [c], 20, "the assignment")
+        assert c._coordinator is not None and c._coordinator.member.heartbeat_interval_ms == 300
+        before = int(c._coordinator.metrics.heartbeats)
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:
+            await c.poll(timeout_ms=50)
+        beats = int(c._coordinator.metrics.heartbeats) - before
+        assert 3 <= beats <= 8, f"{beats} heartbeats in 1.5 s at a 300 ms interval"
+    finally:
+        await c.stop()
