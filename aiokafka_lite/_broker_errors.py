@@ -354,6 +354,7 @@ class UnknownMemberIdError(BrokerResponseError):
     errno = 25
     message = "UNKNOWN_MEMBER_ID"
     retriable = False
+    member_fenced = True
 
 
 class InvalidSessionTimeoutError(BrokerResponseError):
@@ -865,6 +866,7 @@ class FencedMemberEpochError(BrokerResponseError):
     errno = 110
     message = "FENCED_MEMBER_EPOCH"
     retriable = False
+    member_fenced = True
 
 
 class UnreleasedInstanceIdError(BrokerResponseError):
@@ -883,6 +885,7 @@ class StaleMemberEpochError(BrokerResponseError):
     errno = 113
     message = "STALE_MEMBER_EPOCH"
     retriable = False
+    member_epoch_stale = True
 
 
 class MismatchedEndpointTypeError(BrokerResponseError):
@@ -970,6 +973,8 @@ class VoterNotFoundError(BrokerResponseError):
 
 
 class InvalidRegularExpressionError(BrokerResponseError):
+    """A KIP-848 member's SubscribedTopicRegex does not compile on the broker (RE2/J syntax)."""
+
     errno = 128
     message = "INVALID_REGULAR_EXPRESSION"
     retriable = False

@@ -83,6 +83,8 @@ class ConsumerBaseSettings(CommonSettings, total=False):
 
     group_id: str | None
     group_instance_id: str | None
+    group_protocol: Literal["classic", "consumer"]
+    group_remote_assignor: Literal["uniform", "range"] | None
     client_rack: str | None
     auto_offset_reset: Literal["earliest", "latest", "none"]
     enable_auto_commit: bool

@@ -282,6 +282,12 @@ CONSUMER: tuple[Setting, ...] = (
     _S("group_id", str, None, "Consumer group; None consumes without a group (assign() only).",
        nullable=True),
     _S("group_instance_id", str, None, "Static membership id (KIP-345).", nullable=True),
+    _S("group_protocol", str, "classic", "Group membership protocol: 'classic' (JoinGroup/SyncGroup, the "
+       "leader member assigns) or 'consumer' (KIP-848: the broker assigns and moves partitions "
+       "incrementally; needs a Kafka 4.0+ coordinator).", choices=("classic", "consumer")),
+    _S("group_remote_assignor", str, None, "group_protocol='consumer' only: the broker-side assignor, "
+       "'uniform' or 'range'; None lets the broker use its default.", nullable=True,
+       choices=("uniform", "range")),
     _S("client_rack", str, None, "Rack of this consumer (broker.rack of the brokers near it); sent in the "
        "JoinGroup subscription so that the range and sticky assignors prefer partitions with a replica in "
        "this rack (KIP-881), and in every Fetch so that the leader can name a replica in this rack to "

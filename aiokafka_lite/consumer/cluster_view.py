@@ -40,6 +40,19 @@ def topic_id(client: Any, topic: str) -> uuid.UUID | None:
     return tid
 
 
+def topic_name(client: Any, tid: uuid.UUID) -> str | None:
+    """The name of the topic with id ``tid``, from cached metadata (None while unknown)."""
+    name: str | None = client.cluster.topic_name(tid)
+    return name
+
+
+def node_name(client: Any, node: int) -> str:
+    """A node as people know it: its broker id (not our group connection's id) and address."""
+    info = client.cluster.broker(node)
+    real = COORDINATOR_NODE_BASE - node if node > COORDINATOR_NODE_BASE // 2 else node
+    return f"broker {real} at {info.host}:{info.port}" if info is not None else f"broker {real}"
+
+
 def partitions_for(client: Any, topic: str) -> set[int] | None:
     parts: set[int] | None = client.cluster.partitions_for(topic)
     return parts

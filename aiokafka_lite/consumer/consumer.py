@@ -24,6 +24,7 @@ from . import cluster_view as cv
 from .assignors import make_assignors
 from .coordinator import GroupCoordinator
 from .fetcher import Fetcher
+from .group848 import CLASSIC_ONLY_SETTINGS, ConsumerGroupCoordinator
 from .metrics import ConsumerMetrics, collect
 from .offsets import EARLIEST, LATEST, OffsetAndTimestamp, OffsetLookup
 from .positions import PositionResolver
@@ -69,9 +70,11 @@ class Consumer(Generic[KT, VT]):
         self._offsets = OffsetLookup(self._client, cfg.isolation_level, cfg.retry_backoff_ms,
                                      cfg.retry_backoff_max_ms)
         self._coordinator: GroupCoordinator | None = None
+        _check_group_protocol(cfg, settings)
         if cfg.group_id is not None:
-            self._coordinator = GroupCoordinator(self._client, self._subs, cfg, self._assignors,
-                                                 self._metrics, self._fetcher.drop_buffered)
+            group_cls = ConsumerGroupCoordinator if cfg.group_protocol == "consumer" else GroupCoordinator
+            self._coordinator = group_cls(self._client, self._subs, cfg, self._assignors, self._metrics,
+                                          self._fetcher.drop_buffered)
         elif cfg.group_instance_id is not None:
             raise Errors.ConfigError("setting 'group_instance_id' needs a 'group_id'")
         self._positions = PositionResolver(self._subs, self._fetcher, self._offsets, self._coordinator,
@@ -127,6 +130,14 @@ class Consumer(Generic[KT, VT]):
             await cv.refresh_all_topics(self._client, self._timeout, keep_tracking=False)
         except Errors.KafkaError as exc:
             log.warning("initial metadata refresh failed: %s", exc)
+        if isinstance(self._coordinator, ConsumerGroupCoordinator):
+            try:
+                await self._coordinator.check_broker(self._timeout)
+            except Errors.KafkaError:
+                self._closed = True
+                if self._owns_client:
+                    await self._client.close()
+                raise
         self._started = True
         if self._initial_topics:
             self.subscribe(self._initial_topics)
@@ -561,6 +572,19 @@ class Consumer(Generic[KT, VT]):
         if self._coordinator is None:
             raise Errors.IllegalStateError(f"{what}() needs a group_id")
         return self._coordinator
+
+
+def _check_group_protocol(cfg: Config, given: Mapping[str, Any]) -> None:
+    """Settings that belong to the other group protocol are refused, as the Java client refuses them."""
+    if cfg.group_protocol == "consumer":
+        for name in CLASSIC_ONLY_SETTINGS:
+            if name in given:
+                raise Errors.ConfigError(
+                    f"setting {name!r} belongs to group_protocol='classic'; with group_protocol='consumer' "
+                    f"the broker assigns partitions and sets session and heartbeat timing (leave it out, "
+                    f"or use group_remote_assignor to pick the broker's assignor)")
+    elif given.get("group_remote_assignor") is not None:
+        raise Errors.ConfigError("setting 'group_remote_assignor' needs group_protocol='consumer'")
 
 
 def _offset_and_metadata(value: Any) -> OffsetAndMetadata:

@@ -50,6 +50,8 @@ _SIGNATURES: list[tuple[str, Any, list[Any]]] = [
     ("rd_kafka_mock_clear_request_errors", None, [_c_p, _i16]),
     ("rd_kafka_mock_coordinator_set", _int, [_c_p, _str, _str, _i32]),
     ("rd_kafka_mock_set_apiversion", _int, [_c_p, _i16, _i16, _i16]),
+    ("rd_kafka_mock_set_group_consumer_heartbeat_interval_ms", None, [_c_p, _int]),
+    ("rd_kafka_mock_set_group_consumer_session_timeout_ms", None, [_c_p, _int]),
     ("rd_kafka_mock_start_request_tracking", None, [_c_p]),
     ("rd_kafka_mock_stop_request_tracking", None, [_c_p]),
     ("rd_kafka_mock_clear_requests", None, [_c_p]),
@@ -186,6 +188,10 @@ class MockClusterChild:
     def op_set_apiversion(self, api_key: int, min_version: int, max_version: int) -> None:
         err = self.lib.rd_kafka_mock_set_apiversion(self.mc, api_key, min_version, max_version)
         self._check(err, f"set_apiversion({api_key})")
+
+    def op_set_group_consumer_timing(self, heartbeat_interval_ms: int, session_timeout_ms: int) -> None:
+        self.lib.rd_kafka_mock_set_group_consumer_heartbeat_interval_ms(self.mc, heartbeat_interval_ms)
+        self.lib.rd_kafka_mock_set_group_consumer_session_timeout_ms(self.mc, session_timeout_ms)
 
     def op_start_request_tracking(self) -> None:
         self.lib.rd_kafka_mock_start_request_tracking(self.mc)

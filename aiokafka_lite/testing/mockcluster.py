@@ -357,6 +357,13 @@ class MockCluster:
         """Limit the versions ApiVersions advertises for ``api_key`` (-1, -1 disables the API)."""
         self._call("set_apiversion", api_key=api_key, min_version=min_version, max_version=max_version)
 
+    def set_consumer_group_timing(self, heartbeat_interval_ms: int, session_timeout_ms: int = 30000) -> None:
+        """KIP-848 (ConsumerGroupHeartbeat) groups tell their members this heartbeat interval and expire them
+        after this session timeout, from each group's next heartbeat on (the mock's defaults: 3000 and
+        30000 ms; rdkafka_mock_cgrp.c reads them on every heartbeat)."""
+        self._call("set_group_consumer_timing", heartbeat_interval_ms=heartbeat_interval_ms,
+                   session_timeout_ms=session_timeout_ms)
+
     def start_request_tracking(self) -> None:
         self._call("start_request_tracking")
 
