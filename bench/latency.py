@@ -220,6 +220,7 @@ def main() -> int:
 
     broker = start_broker("tansu")
     runs: dict[str, list[dict[str, Any]]] = {c: [] for c in CLIENTS}
+    failed: dict[str, Any] = {}
     try:
         for rnd in range(args.rounds):
             for client in CLIENTS:
@@ -228,25 +229,27 @@ def main() -> int:
                        "--topic", topic, "--rate", str(args.rate), "--seconds", str(args.seconds)]
                 cmd += ["--uvloop"] * args.uvloop + ["--idempotence"] * args.idempotence
                 proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.seconds * 10 + 120)
-                if proc.returncode != 0:
-                    print(proc.stderr[-3000:], file=sys.stderr)
-                    raise SystemExit(f"{client} failed")
+                if proc.returncode != 0:  # e.g. aiokafka's idempotent producer on Tansu: noted, not fatal
+                    lines = proc.stderr.strip().splitlines()
+                    failed[client] = next((ln for ln in reversed(lines) if "Error" in ln), lines[-1:] or "")
+                    print(client, "failed:", failed[client], file=sys.stderr)
+                    continue
                 result = json.loads(proc.stdout.strip().splitlines()[-1])
                 runs[client].append(result)
                 print(client, rnd, result, file=sys.stderr)
     finally:
         broker.stop()
-    best = {c: sorted(rs, key=lambda r: r["ack_p99_ms"])[len(rs) // 2] for c, rs in runs.items()}
+    best = {c: sorted(rs, key=lambda r: r["ack_p99_ms"])[len(rs) // 2] for c, rs in runs.items() if rs}
     ours = best["aiokafka_lite"]
     out: dict[str, Any] = {"rate": args.rate, "seconds": args.seconds, "rounds": args.rounds,
-                           "uvloop": args.uvloop, "idempotence": args.idempotence,
-                           **{c: best[c] for c in CLIENTS}}
-    for peer in ("confluent", "aiokafka"):
+                           "uvloop": args.uvloop, "idempotence": args.idempotence, **best,
+                           **{f"{c}_failed": why for c, why in failed.items()}}
+    peers = [p for p in ("confluent", "aiokafka") if p in best]
+    for peer in peers:
         for figure in ("ack_p50_ms", "ack_p99_ms", "consume_p50_ms", "consume_p99_ms"):
             theirs = best[peer][figure]
             out[f"{figure}_ours_vs_{peer}"] = round(ours[figure] / theirs, 2) if theirs else None
-    out["target_ack_p99_no_worse_than_peers"] = all(
-        ours["ack_p99_ms"] <= best[p]["ack_p99_ms"] for p in ("confluent", "aiokafka"))
+    out["target_ack_p99_no_worse_than_peers"] = all(ours["ack_p99_ms"] <= best[p]["ack_p99_ms"] for p in peers)
     print(json.dumps(out))
     return 0
 
