@@ -249,7 +249,8 @@ def main() -> int:
         for figure in ("ack_p50_ms", "ack_p99_ms", "consume_p50_ms", "consume_p99_ms"):
             theirs = best[peer][figure]
             out[f"{figure}_ours_vs_{peer}"] = round(ours[figure] / theirs, 2) if theirs else None
-    out["target_ack_p99_no_worse_than_peers"] = all(ours["ack_p99_ms"] <= best[p]["ack_p99_ms"] for p in peers)
+    out["target_ack_p99_no_worse_than_peers"] = all(
+        ours["ack_p99_ms"] <= best[p]["ack_p99_ms"] for p in peers)
     print(json.dumps(out))
     return 0
 
