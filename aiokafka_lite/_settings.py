@@ -35,6 +35,9 @@ class CommonSettings(TypedDict, total=False):
     sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
     sasl_plain_username: str | None
     sasl_plain_password: str | None
+    debug: str | None
+    tracer_provider: Any | None
+    meter_provider: Any | None
 
 
 class ProducerSettings(CommonSettings, total=False):

@@ -155,6 +155,12 @@ def _strategies(value: Any) -> Any:
     return (value,)
 
 
+def _debug_contexts(value: Any) -> Any:
+    from ._debug import parse
+
+    return parse(value)
+
+
 def _S(name: str, types: type | tuple[type, ...], default: Any, doc: str, **kw: Any) -> Setting:
     t = types if isinstance(types, tuple) else (types,)
     if "convert" not in kw:
@@ -198,6 +204,18 @@ COMMON: tuple[Setting, ...] = (
        choices=("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")),
     _S("sasl_plain_username", str, None, "SASL user name (PLAIN and SCRAM).", nullable=True),
     _S("sasl_plain_password", str, None, "SASL password (PLAIN and SCRAM).", nullable=True, secret=True),
+    _S("debug", str, None,
+       "Debug logging by context, as librdkafka's: a comma-separated list of protocol, broker, msg, fetch, "
+       "cgrp, eos, or 'all'. Each writes request/response summaries (API, version, correlation id, broker, "
+       "latency, error codes; never payloads or secrets) to the logger aiokafka_lite.debug.<context> at "
+       "DEBUG, and turns that logger on. See docs/observability.md.", nullable=True, convert=_debug_contexts),
+    _S("tracer_provider", _ANY, None,
+       "An OpenTelemetry TracerProvider: trace this client with it (needs the [otel] extra; "
+       "aiokafka_lite.otel.KafkaInstrumentor instruments every client). See docs/observability.md.",
+       nullable=True),
+    _S("meter_provider", _ANY, None,
+       "An OpenTelemetry MeterProvider: record this client's messaging metrics with it (needs the [otel] "
+       "extra).", nullable=True),
 )
 
 PRODUCER: tuple[Setting, ...] = (

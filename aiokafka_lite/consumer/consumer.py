@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import errors as Errors
+from .._instrument import telemetry_for
 from ..config import CONSUMER, Config, dotted_to_kwargs
 from ..net._ratelimit import RateLimitedWarning
 from ..structs import ConsumerRecord, OffsetAndMetadata, TopicPartition, check_topic_name
@@ -78,6 +79,8 @@ class Consumer:
         self._missing_topic_warning = RateLimitedWarning(log)
         self._topics_changed_at = 0.0
         self._stop_event = asyncio.Event()
+        #: OpenTelemetry hooks (aiokafka_lite.otel) when this consumer is instrumented, else None.
+        self._otel = telemetry_for("consumer", cfg)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], *topics: str) -> Consumer:
@@ -129,6 +132,8 @@ class Consumer:
             return
         self._closed = True
         self._stop_event.set()
+        if self._otel is not None:
+            self._otel.close()
         try:
             if self._coordinator is not None and self._started:
                 self._leaving = True  # the listener's on_partitions_revoked may still commit()
@@ -203,14 +208,20 @@ class Consumer:
 
         Waits up to ``timeout_ms`` for data. Raises what a background task or the group ran into.
         """
+        if self._otel is not None:
+            return await self._otel.poll(self._poll_records, partitions, timeout_ms, max_records)
+        return await self._poll_records(partitions, timeout_ms, max_records)
+
+    getmany = poll
+
+    async def _poll_records(self, partitions: tuple[TopicPartition, ...], timeout_ms: int,
+                            max_records: int | None) -> dict[TopicPartition, list[ConsumerRecord]]:
         limit = self._limit(max_records)
         result: dict[TopicPartition, list[ConsumerRecord]] = await self._poll(
             partitions, timeout_ms, lambda: self._fetcher.take_records(limit, partitions or None))
         if result and (self._key_deserializer is not None or self._value_deserializer is not None):
             return self._deserialize(result)
         return result
-
-    getmany = poll
 
     async def poll_arrow(self, *partitions: TopicPartition, timeout_ms: int = 0,
                          max_records: int | None = None) -> dict[TopicPartition, Any]:
@@ -220,12 +231,20 @@ class Consumer:
         deserializers are not applied). ``max_records`` defaults to ``max_poll_records``.
         """
         limit = self._limit(max_records)
-        result: dict[TopicPartition, Any] = await self._poll(
-            partitions, timeout_ms, lambda: self._fetcher.take_arrow(limit, partitions or None))
+        take = lambda: self._fetcher.take_arrow(limit, partitions or None)  # noqa: E731
+        if self._otel is not None:
+            return await self._otel.poll(self._poll, partitions, timeout_ms, take)
+        result: dict[TopicPartition, Any] = await self._poll(partitions, timeout_ms, take)
         return result
 
     async def getone(self, *partitions: TopicPartition) -> ConsumerRecord:
         """The next record (of ``partitions``, if given), waiting as long as it takes."""
+        if self._otel is not None:  # a "process" span covers the caller's handling of the record
+            record: ConsumerRecord = await self._otel.getone(self._getone, *partitions)
+            return record
+        return await self._getone(*partitions)
+
+    async def _getone(self, *partitions: TopicPartition) -> ConsumerRecord:
         if not partitions and self._fast_path_open():
             record = self._fetcher.take_one()
             if record is not None:
@@ -234,7 +253,7 @@ class Consumer:
                                              ).popitem()[1][0]
                 return record
         while True:
-            batch = await self.poll(*partitions, timeout_ms=int(_FOREVER * 1000), max_records=1)
+            batch = await self._poll_records(partitions, int(_FOREVER * 1000), 1)
             for records in batch.values():
                 return records[0]
 
@@ -393,7 +412,7 @@ class Consumer:
         """
         if not self._leaving:
             self._check_open()
-        coordinator = self._require_group("commit")
+        self._require_group("commit")
         if offsets is None:
             to_commit = self._subs.all_consumed()
         else:
@@ -402,7 +421,14 @@ class Consumer:
                 if not isinstance(tp, TopicPartition):
                     raise Errors.IllegalArgumentError(f"commit() keys must be TopicPartition, got {tp!r}")
                 to_commit[tp] = _offset_and_metadata(value)
-        await coordinator.commit_sync(to_commit, self._config.request_timeout_ms / 1000.0)
+        if self._otel is not None:
+            await self._otel.commit(self._commit, to_commit)
+        else:
+            await self._commit(to_commit)
+
+    async def _commit(self, offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
+        coordinator = self._require_group("commit")
+        await coordinator.commit_sync(offsets, self._config.request_timeout_ms / 1000.0)
 
     async def committed(self, tp: TopicPartition) -> int | None:
         """The group's committed offset of ``tp`` (None if nothing is committed)."""

@@ -10,6 +10,7 @@ import ssl
 from collections.abc import Mapping
 from typing import Any
 
+from .. import _debug
 from ..errors import UnsupportedVersionError
 
 __all__ = ["ConnectionSettings", "choose_version"]
@@ -22,6 +23,7 @@ class ConnectionSettings:
     __slots__ = (
         "client_id",
         "connect_timeout",
+        "debug",
         "idle_timeout",
         "max_frame",
         "max_in_flight",
@@ -49,6 +51,11 @@ class ConnectionSettings:
         self.sasl_mechanism: str = config.sasl_mechanism
         self.sasl_username: str | None = config.sasl_plain_username
         self.sasl_password: str | None = config.sasl_plain_password
+        debug = getattr(config, "debug", None)
+        #: The ``debug`` setting's contexts (``aiokafka_lite._debug``); empty when off.
+        self.debug: frozenset[str] = frozenset(debug.split(",")) if debug else frozenset()
+        if self.debug:
+            _debug.enable(self.debug)
 
     @property
     def uses_tls(self) -> bool:
