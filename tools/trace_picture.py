@@ -110,14 +110,15 @@ def draw(spans: list[Any], out: Path) -> None:
     walk(None, 0)
     t0 = min(s.start_time for s in spans)
     fig, ax = plt.subplots(figsize=(11, 0.45 * len(rows) + 1.4))
-    for i, (depth, s) in enumerate(rows):
+    for i, (_depth, s) in enumerate(rows):
         start, end = (s.start_time - t0) / 1e6, (s.end_time - t0) / 1e6
         kind = s.kind.name
         ax.barh(i, max(end - start, 0.05), left=start, color=_COLORS.get(kind, "#777777"), height=0.6)
         attrs = s.attributes or {}
         extra = ""
         if "messaging.kafka.offset" in attrs:
-            extra = f"  [p{attrs.get('messaging.destination.partition.id')} @{attrs['messaging.kafka.offset']}]"
+            part = attrs.get("messaging.destination.partition.id")
+            extra = f"  [p{part} @{attrs['messaging.kafka.offset']}]"
         ax.text(end + 0.2, i, f"{end - start:.1f} ms{extra}", va="center", fontsize=8)
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([f"{'    ' * d}{s.name} ({s.kind.name.lower()})" for d, s in rows], fontsize=8,
@@ -126,8 +127,8 @@ def draw(spans: list[Any], out: Path) -> None:
     ax.invert_yaxis()
     ax.set_xlabel("ms since the trace began")
     ax.set_xlim(0, (max(s.end_time for s in spans) - t0) / 1e6 * 1.25)
-    ax.set_title(f"One trace through Kafka (trace id {trace_id:032x}), spans exported by the OpenTelemetry SDK",
-                 fontsize=9)
+    ax.set_title(f"One trace through Kafka (trace id {trace_id:032x}), spans exported by the "
+                 "OpenTelemetry SDK", fontsize=9)
     kinds = sorted({s.kind.name for _, s in rows})
     ax.legend(handles=[Patch(color=_COLORS.get(k, "#777777"), label=k) for k in kinds], fontsize=8,
               loc="lower right")

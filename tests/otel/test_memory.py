@@ -45,8 +45,8 @@ async def test_memory_flat_over_many_traced_records(tansu: Any, new_topic: Any) 
     warm, n = 20_000, 200_000
     async with Producer(bootstrap_servers=tansu.bootstrap, tracer_provider=provider, linger_ms=20,
                         request_timeout_ms=10000) as producer, \
-            Consumer(bootstrap_servers=tansu.bootstrap, tracer_provider=provider, auto_offset_reset="earliest",
-                     request_timeout_ms=10000) as consumer:
+            Consumer(bootstrap_servers=tansu.bootstrap, tracer_provider=provider,
+                     auto_offset_reset="earliest", request_timeout_ms=10000) as consumer:
         consumer.assign([TopicPartition(topic, 0)])
         await _produce(producer, topic, warm)
         await _consume(consumer, warm)

@@ -10,6 +10,7 @@ from ``record.headers`` and starts its ``{topic} receive`` CONSUMER span with th
 from __future__ import annotations
 
 import asyncio
+import itertools
 from typing import Any
 
 import aiokafka
@@ -25,7 +26,8 @@ def _consumer(bootstrap: str, **settings: Any) -> Consumer:
     return Consumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest", **BASE, **settings)
 
 
-async def test_send_and_process_spans_continue_one_trace(tansu: Any, new_topic: Any, instrumented: Any) -> None:
+async def test_send_and_process_spans_continue_one_trace(tansu: Any, new_topic: Any,
+                                                         instrumented: Any) -> None:
     topic = new_topic()
     tel = instrumented
     async with Producer(bootstrap_servers=tansu.bootstrap, client_id="otel-p", **BASE) as producer:
@@ -34,7 +36,8 @@ async def test_send_and_process_spans_continue_one_trace(tansu: Any, new_topic: 
                                           headers=[("app", b"x")] if i == 0 else None)) for i in range(3)]
     sends = tel.spans(f"send {topic}")
     assert len(sends) == 3
-    for span, md in zip(sorted(sends, key=lambda s: s.attributes["messaging.kafka.offset"]), mds):
+    by_offset = sorted(sends, key=lambda s: s.attributes["messaging.kafka.offset"])
+    for span, md in zip(by_offset, mds, strict=True):
         assert span.kind is SpanKind.PRODUCER
         a = span.attributes
         assert a["messaging.system"] == "kafka"
@@ -80,7 +83,7 @@ async def test_send_and_process_spans_continue_one_trace(tansu: Any, new_topic: 
         assert a["messaging.client.id"] == "otel-c"
         assert any(h.parent.span_id == span.context.span_id for h in handlers)
     # Each process span covers the handling of its record: it ends before the next one starts.
-    for a_span, b_span in zip(processes, processes[1:]):
+    for a_span, b_span in itertools.pairwise(processes):
         assert a_span.end_time <= b_span.start_time
     commits = tel.spans("commit")
     assert len(commits) == 1 and commits[0].kind is SpanKind.CLIENT
@@ -94,7 +97,8 @@ async def test_send_and_process_spans_continue_one_trace(tansu: Any, new_topic: 
                                                                     "messaging.operation.name": "send"}) == 3
 
 
-async def test_poll_span_links_to_each_record_and_counts(tansu: Any, new_topic: Any, instrumented: Any) -> None:
+async def test_poll_span_links_to_each_record_and_counts(tansu: Any, new_topic: Any,
+                                                        instrumented: Any) -> None:
     topic = new_topic()
     tel = instrumented
     async with Producer(bootstrap_servers=tansu.bootstrap, **BASE) as producer:
