@@ -6,6 +6,7 @@ here so that only ``opentelemetry-api`` is needed (the semantic-conventions pack
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import MutableSequence, Sequence
 from typing import Any
 
@@ -53,12 +54,60 @@ class Instruments:
             "messaging.process.duration", unit="s",
             description="Duration of the application's processing of a record handed out by getone().",
             explicit_bucket_boundaries_advisory=_DURATION_BUCKETS)
-        self.sent = meter.create_counter(
-            "messaging.client.sent.messages", unit="{message}",
+        self._counters = _counters(meter_provider, meter)
+
+    def sent_total(self, attributes: dict[str, Any]) -> list[Any]:
+        """The running total ``[count, attributes]`` of records sent with ``attributes``, shared by every
+        client with the same attributes; a client keeps it and adds to ``[0]``."""
+        return _total(self._counters.sent, attributes)
+
+    def consumed_total(self, attributes: dict[str, Any]) -> list[Any]:
+        return _total(self._counters.consumed, attributes)
+
+
+class _Counters:
+    """The message counters of one meter provider, kept as plain totals per attribute set and reported
+    when the SDK collects (asynchronous counters: the same cumulative sums an exporter sees from a
+    counter), so that counting a record is an integer addition instead of an SDK measurement. One per
+    provider: the SDK keeps the first registration of an instrument name and ignores later callbacks."""
+
+    def __init__(self, meter: Any) -> None:
+        self.sent: dict[frozenset[tuple[str, Any]], list[Any]] = {}
+        self.consumed: dict[frozenset[tuple[str, Any]], list[Any]] = {}
+        meter.create_observable_counter(
+            "messaging.client.sent.messages", callbacks=[lambda _options: _observe(self.sent)],
+            unit="{message}",
             description="Records the producer sent (counted when the broker answered or the send failed).")
-        self.consumed = meter.create_counter(
-            "messaging.client.consumed.messages", unit="{message}",
-            description="Records the consumer handed to the application.")
+        meter.create_observable_counter(
+            "messaging.client.consumed.messages", callbacks=[lambda _options: _observe(self.consumed)],
+            unit="{message}", description="Records the consumer handed to the application.")
+
+
+_COUNTERS: weakref.WeakKeyDictionary[Any, _Counters] = weakref.WeakKeyDictionary()
+_GLOBAL_COUNTERS: list[_Counters] = []
+
+
+def _counters(meter_provider: Any, meter: Any) -> _Counters:
+    if meter_provider is None:  # OpenTelemetry's global provider (a proxy until one is set)
+        if not _GLOBAL_COUNTERS:
+            _GLOBAL_COUNTERS.append(_Counters(meter))
+        return _GLOBAL_COUNTERS[0]
+    counters = _COUNTERS.get(meter_provider)
+    if counters is None:
+        counters = _COUNTERS[meter_provider] = _Counters(meter)
+    return counters
+
+
+def _total(totals: dict[frozenset[tuple[str, Any]], list[Any]], attributes: dict[str, Any]) -> list[Any]:
+    key = frozenset(attributes.items())
+    entry = totals.get(key)
+    if entry is None:
+        entry = totals[key] = [0, dict(attributes)]
+    return entry
+
+
+def _observe(totals: dict[frozenset[tuple[str, Any]], list[Any]]) -> list[metrics.Observation]:
+    return [metrics.Observation(n, attrs) for n, attrs in list(totals.values())]
 
 
 def base_attributes(config: Any) -> dict[str, Any]:

@@ -54,7 +54,7 @@ def _producer_context(headers: Any) -> Any:
 class ConsumerTelemetry:
     """Per-consumer state: at most one open ``process`` span (the record being handled)."""
 
-    __slots__ = ("_base", "_inst", "_metric_attrs", "_open", "_poll_name")
+    __slots__ = ("_base", "_consumed", "_inst", "_metric_attrs", "_open", "_poll_name")
 
     def __init__(self, instruments: Instruments, config: Any, poll_name: str = "poll") -> None:
         self._inst = instruments
@@ -67,6 +67,8 @@ class ConsumerTelemetry:
         #: (span, context attached for it, when it started, its metric attributes) while a record is handled
         self._open: tuple[Any, Any, Any, float, dict[str, Any]] | None = None
         self._metric_attrs: dict[tuple[str, str, int | None, str | None], dict[str, Any]] = {}
+        #: The shared consumed-records totals per (operation, topic, partition).
+        self._consumed: dict[tuple[str, str, int], list[Any]] = {}
 
     @property
     def enabled(self) -> bool:
@@ -90,6 +92,13 @@ class ConsumerTelemetry:
             self._metric_attrs[cache_key] = attrs
         return attrs
 
+    def _count(self, operation: str, topic: str, partition: int, n: int) -> None:
+        total = self._consumed.get((operation, topic, partition))
+        if total is None:
+            total = self._consumed[(operation, topic, partition)] = self._inst.consumed_total(
+                self._attrs(operation, topic, partition))
+        total[0] += n
+
     # -- the record being handled -------------------------------------------------------------------
 
     def end_process(self) -> None:
@@ -108,7 +117,7 @@ class ConsumerTelemetry:
         """Open the ``process`` span of ``record``, current until :meth:`end_process`."""
         inst = self._inst
         topic, partition = record.topic, record.partition
-        inst.consumed.add(1, self._attrs("process", topic, partition))
+        self._count("process", topic, partition, 1)
         parent = _producer_context(record.headers)
         attrs = {**self._attrs("process", topic, partition), OFFSET: record.offset}
         if record.key is not None:
@@ -160,7 +169,7 @@ class ConsumerTelemetry:
         for tp, records in result.items():
             n = len(records)
             total += n
-            inst.consumed.add(n, self._attrs(self._poll_name, tp.topic, tp.partition))
+            self._count(self._poll_name, tp.topic, tp.partition, n)
             if len(links) < _MAX_LINKS and isinstance(records, list):
                 for record in records:
                     ctx = _producer_context(record.headers)

@@ -48,8 +48,8 @@ class ProducerTelemetry:
         self._inst = instruments
         self._base = base_attributes(config)
         self._span_attrs: dict[str, dict[str, Any]] = {}
-        #: Metric attribute sets per (topic, partition, error type), built once each.
-        self._metric_attrs: dict[tuple[str, int, str | None], dict[str, Any]] = {}
+        #: Metric attribute sets per (topic, partition, error type), built once each, with their sent total.
+        self._metric_attrs: dict[tuple[str, int, str | None], tuple[dict[str, Any], list[Any]]] = {}
         #: Waiters that end send_many spans (held so they are not collected mid-wait).
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -110,16 +110,16 @@ class ProducerTelemetry:
                 span.record_exception(exc)
                 span.set_status(Status(StatusCode.ERROR, str(exc)))
         span.end()
-        attrs = self._metric_attrs.get((topic, partition, error))
-        if attrs is None:
+        cached = self._metric_attrs.get((topic, partition, error))
+        if cached is None:
             attrs = {**self._base, OPERATION_NAME: "send", OPERATION_TYPE: "send", DESTINATION: topic}
             if partition >= 0:
                 attrs[PARTITION] = str(partition)
             if error is not None:
                 attrs[ERROR_TYPE] = error
-            self._metric_attrs[(topic, partition, error)] = attrs
-        self._inst.sent.add(count, attrs)
-        self._inst.operation_duration.record(_monotonic() - started, attrs)
+            cached = self._metric_attrs[(topic, partition, error)] = (attrs, self._inst.sent_total(attrs))
+        cached[1][0] += count
+        self._inst.operation_duration.record(_monotonic() - started, cached[0])
 
     async def send_many(self, send_many: Callable[..., Awaitable[Any]], topic: str, values: Sequence[Any],
                         keys: Sequence[Any] | None, partition: int | None, timestamp_ms: int | None,
