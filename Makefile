@@ -13,7 +13,9 @@ EXT_SOURCES := $(shell find aiokafka_lite -name '*.pyx' -o -name '*.pxi' -o -nam
 $(STAMP): pyproject.toml setup.py $(EXT_SOURCES)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel
-	$(PY) -m pip install -q -e '.[dev,speed,spark,otel]'
+	command -v krb5-config >/dev/null 2>&1 || bash scripts/sysdeps.sh  # the gssapi package builds against libkrb5-dev
+	# compat mode: a plain .pth path, so type checkers (mypy, pyright) see the package, not only the interpreter
+	$(PY) -m pip install -q -e '.[dev,speed,spark,gssapi,otel]' --config-settings editable_mode=compat
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -32,7 +34,7 @@ UVLOOP_TESTS := tests/net tests/producer tests/consumer tests/admin tests/cli te
 # exercise it, so both builds stay correct (the twin tests also hold them byte-identical).
 PURE_TESTS := tests/records tests/producer tests/consumer
 
-test: $(STAMP) sysdeps
+test: sysdeps $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider
 	AIOKAFKA_LITE_LOOP=uvloop $(PY) -m pytest -q -p no:cacheprovider $(UVLOOP_TESTS)
 	AIOKAFKA_LITE_PURE=1 $(PY) -m pytest -q -p no:cacheprovider $(PURE_TESTS)

@@ -12,13 +12,13 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, cast
 
 from .. import errors as Errors
 from .._instrument import telemetry_for
 from ..config import CONSUMER, Config, dotted_to_kwargs
 from ..net._ratelimit import RateLimitedWarning
-from ..structs import ConsumerRecord, OffsetAndMetadata, TopicPartition, check_topic_name
+from ..structs import KT, VT, ConsumerRecord, OffsetAndMetadata, TopicPartition, check_topic_name
 from . import cluster_view as cv
 from .assignors import make_assignors
 from .coordinator import GroupCoordinator
@@ -31,22 +31,31 @@ from .subscription import OffsetResetStrategy, SubscriptionState
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from .._settings import ConsumerSettings
+    from .._settings import ConsumerBaseSettings
 
 log = logging.getLogger(__name__)
 
 _FOREVER = 365 * 24 * 3600.0
 
 
-class Consumer:
+class Consumer(Generic[KT, VT]):
     """An asyncio Kafka consumer.
 
     ``Consumer("topic", bootstrap_servers="127.0.0.1:9092", group_id="g")`` subscribes to the topics given
-    positionally; without a ``group_id`` use :meth:`assign`. See ``docs/consumer.md``.
+    positionally; without a ``group_id`` use :meth:`assign`. See ``docs/consumer.md``. Generic in the key and
+    value types its records carry: ``bytes``, or what ``key_deserializer`` / ``value_deserializer`` return.
     """
 
-    def __init__(self, *topics: str, client: Any = None, **settings: Unpack[ConsumerSettings]) -> None:
-        self._config = Config(CONSUMER, settings)
+    def __init__(self, *topics: str, client: Any = None,
+                 key_deserializer: Callable[[bytes], KT] | None = None,
+                 value_deserializer: Callable[[bytes], VT] | None = None,
+                 **settings: Unpack[ConsumerBaseSettings]) -> None:
+        given: dict[str, Any] = dict(settings)
+        if key_deserializer is not None:
+            given["key_deserializer"] = key_deserializer
+        if value_deserializer is not None:
+            given["value_deserializer"] = value_deserializer
+        self._config = Config(CONSUMER, given)
         cfg = self._config
         self._assignors = make_assignors(cfg.partition_assignment_strategy)
         self._subs = SubscriptionState(cfg.auto_offset_reset)
@@ -54,7 +63,8 @@ class Consumer:
         self._client = client if client is not None else _make_client(cfg)
         self._owns_client = client is None
         self._fetcher = Fetcher(self._client, self._subs, cfg, self._metrics)
-        self._offsets = OffsetLookup(self._client, cfg.isolation_level, cfg.retry_backoff_ms)
+        self._offsets = OffsetLookup(self._client, cfg.isolation_level, cfg.retry_backoff_ms,
+                                     cfg.retry_backoff_max_ms)
         self._coordinator: GroupCoordinator | None = None
         if cfg.group_id is not None:
             self._coordinator = GroupCoordinator(self._client, self._subs, cfg, self._assignors,
@@ -83,7 +93,7 @@ class Consumer:
         self._otel = telemetry_for("consumer", cfg)
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], *topics: str) -> Consumer:
+    def from_config(cls, config: Mapping[str, Any], *topics: str) -> Consumer[Any, Any]:
         """Build from Kafka's dotted names: ``Consumer.from_config({"bootstrap.servers": ...})``."""
         return cls(*topics, **dotted_to_kwargs(config))
 
@@ -147,7 +157,7 @@ class Consumer:
 
     close = stop
 
-    async def __aenter__(self) -> Consumer:
+    async def __aenter__(self) -> Consumer[KT, VT]:
         await self.start()
         return self
 
@@ -203,7 +213,7 @@ class Consumer:
 
     # -- polling -----------------------------------------------------------------------------------------
     async def poll(self, *partitions: TopicPartition, timeout_ms: int = 0,
-                   max_records: int | None = None) -> dict[TopicPartition, list[ConsumerRecord]]:
+                   max_records: int | None = None) -> dict[TopicPartition, list[ConsumerRecord[KT, VT]]]:
         """Records by partition, at most ``max_records`` (default ``max_poll_records``) in total.
 
         Waits up to ``timeout_ms`` for data. Raises what a background task or the group ran into.
@@ -215,13 +225,14 @@ class Consumer:
     getmany = poll
 
     async def _poll_records(self, partitions: tuple[TopicPartition, ...], timeout_ms: int,
-                            max_records: int | None) -> dict[TopicPartition, list[ConsumerRecord]]:
+                            max_records: int | None) -> dict[TopicPartition, list[ConsumerRecord[KT, VT]]]:
         limit = self._limit(max_records)
         result: dict[TopicPartition, list[ConsumerRecord]] = await self._poll(
             partitions, timeout_ms, lambda: self._fetcher.take_records(limit, partitions or None))
         if result and (self._key_deserializer is not None or self._value_deserializer is not None):
-            return self._deserialize(result)
-        return result
+            result = self._deserialize(result)
+        # bytes records, or what the deserializers made of them: KT and VT say which.
+        return cast("dict[TopicPartition, list[ConsumerRecord[KT, VT]]]", result)
 
     async def poll_arrow(self, *partitions: TopicPartition, timeout_ms: int = 0,
                          max_records: int | None = None) -> dict[TopicPartition, Any]:
@@ -237,30 +248,30 @@ class Consumer:
         result: dict[TopicPartition, Any] = await self._poll(partitions, timeout_ms, take)
         return result
 
-    async def getone(self, *partitions: TopicPartition) -> ConsumerRecord:
+    async def getone(self, *partitions: TopicPartition) -> ConsumerRecord[KT, VT]:
         """The next record (of ``partitions``, if given), waiting as long as it takes."""
         if self._otel is not None:  # a "process" span covers the caller's handling of the record
-            record: ConsumerRecord = await self._otel.getone(self._getone, *partitions)
+            record: ConsumerRecord[KT, VT] = await self._otel.getone(self._getone, *partitions)
             return record
         return await self._getone(*partitions)
 
-    async def _getone(self, *partitions: TopicPartition) -> ConsumerRecord:
+    async def _getone(self, *partitions: TopicPartition) -> ConsumerRecord[KT, VT]:
         if not partitions and self._fast_path_open():
             record = self._fetcher.take_one()
             if record is not None:
                 if self._key_deserializer is not None or self._value_deserializer is not None:
-                    return self._deserialize({TopicPartition(record.topic, record.partition): [record]}
-                                             ).popitem()[1][0]
-                return record
+                    record = self._deserialize({TopicPartition(record.topic, record.partition): [record]}
+                                               ).popitem()[1][0]
+                return cast("ConsumerRecord[KT, VT]", record)
         while True:
             batch = await self._poll_records(partitions, int(_FOREVER * 1000), 1)
             for records in batch.values():
                 return records[0]
 
-    def __aiter__(self) -> Consumer:
+    def __aiter__(self) -> Consumer[KT, VT]:
         return self
 
-    async def __anext__(self) -> ConsumerRecord:
+    async def __anext__(self) -> ConsumerRecord[KT, VT]:
         try:
             return await self.getone()
         except Errors.ConsumerStoppedError:

@@ -34,6 +34,7 @@ from ..protocol import REQUEST_CLASSES, decode_response, encode_request
 from . import debuglog
 from ._timeout import run_with_timeout
 from .settings import ConnectionSettings, choose_version
+from .tls import TLS_DROPPED_HINT, tls_failure_hint
 
 __all__ = ["BrokerConnection"]
 
@@ -89,7 +90,7 @@ class BrokerConnection(asyncio.Protocol):
         self.close_reason: BaseException | None = None
         #: True once the handshake completed (stays True after close: "this connection worked").
         self.established = False
-        self._tls_hint = ""  # added to connect errors while a TLS handshake is pending
+        self._tls_hint = ""  # added to connect errors while a TLS handshake (or a KDC answer) is pending
         #: The broker's supported range per API key, from ApiVersions.
         self.api_versions: dict[int, tuple[int, int]] = {}
         #: The ApiVersions version this connection starts with (lowered to 0 when a broker refuses it).
@@ -227,7 +228,8 @@ class BrokerConnection(asyncio.Protocol):
             )
         except ssl.SSLError as exc:
             sock.close()
-            raise AuthenticationFailedError(f"TLS handshake with {self} failed: {exc}") from exc
+            hint = tls_failure_hint(exc, self.host)
+            raise AuthenticationFailedError(f"TLS handshake with {self} failed: {exc}{hint}") from exc
         except OSError as exc:
             sock.close()
             raise KafkaConnectionError(f"cannot connect to {self}: {exc}{self._tls_hint}") from exc
@@ -277,10 +279,17 @@ class BrokerConnection(asyncio.Protocol):
         if self._closed:
             return
         partial = f" after {self._rx_have} bytes of an unfinished response" if self._rx_have else ""
+        if isinstance(exc, ssl.SSLError):  # a TLS 1.3 server refuses our certificate after the handshake
+            hint = tls_failure_hint(exc, self.host)
+            self.close(AuthenticationFailedError(f"TLS with {self} failed{partial}: {exc}{hint}"))
+            return
+        # A TLS server that drops us before its first answer has most likely refused our certificate.
+        tls = self._transport is not None and self._transport.get_extra_info("ssl_object") is not None
+        hint = TLS_DROPPED_HINT if tls and self.state == "connecting" and not self._rx_have else ""
         if exc is None:
-            self.close(KafkaConnectionError(f"connection to {self} was closed by the broker{partial}"))
+            self.close(KafkaConnectionError(f"connection to {self} was closed by the broker{partial}{hint}"))
         else:
-            self.close(KafkaConnectionError(f"connection to {self} broke{partial}: {exc}"))
+            self.close(KafkaConnectionError(f"connection to {self} broke{partial}: {exc}{hint}"))
 
     def pause_writing(self) -> None:
         self._write_paused = True

@@ -21,7 +21,8 @@ from ..protocol import decode_response
 from ..protocol.messages.api_versions import ApiVersionsRequest
 from ..protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 from ..protocol.messages.sasl_handshake import SaslHandshakeRequest
-from .scram import make_sasl_client
+from .sasl_gssapi import start_gssapi
+from .scram import SaslClient, make_sasl_client
 
 if TYPE_CHECKING:
     from .connection import BrokerConnection
@@ -78,7 +79,9 @@ async def authenticate(conn: BrokerConnection) -> None:
     """SaslHandshake + SaslAuthenticate rounds; AuthenticationFailedError says why it failed."""
     settings = conn.settings
     mechanism = settings.sasl_mechanism
-    client = make_sasl_client(mechanism, settings.sasl_username, settings.sasl_password)
+    client: SaslClient | None = None
+    if mechanism != "GSSAPI":  # GSSAPI's client is made after the handshake: it may wait for the KDC
+        client = make_sasl_client(mechanism, settings.sasl_username, settings.sasl_password)
     timeout_ms = settings.connect_timeout * 1000
     handshake_version = conn.version_for(SaslHandshakeRequest)
     if handshake_version < 1:
@@ -107,8 +110,16 @@ async def authenticate(conn: BrokerConnection) -> None:
             f"SaslHandshake for {mechanism} refused by {conn}: {for_code(response.error_code)()}"
         )
     auth_version = conn.version_for(SaslAuthenticateRequest)
+    if client is None:
+        # May wait for the KDC (in a thread): a connect timeout meanwhile says so.
+        conn._tls_hint = "; no answer yet from the Kerberos KDC (see krb5.conf / KRB5_CONFIG)"
+        gss = await start_gssapi(settings, conn.host)
+        conn._tls_hint = ""
+        client, subject = gss, f"principal {gss.principal!r}"
+    else:
+        subject = f"user {settings.sasl_username!r}"
     token: bytes | None = client.first()
-    who = f"SASL {mechanism} authentication of user {settings.sasl_username!r} with {conn}"
+    who = f"SASL {mechanism} authentication of {subject} with {conn}"
     while token is not None:
         answer = await conn.send(
             SaslAuthenticateRequest(auth_bytes=token), auth_version, timeout_ms=timeout_ms

@@ -41,7 +41,8 @@ _JAAS_MODULES = {
 _JAAS_REFUSED = {
     "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule":
         "SASL/OAUTHBEARER is not supported by this client yet",
-    "com.sun.security.auth.module.Krb5LoginModule": "SASL/GSSAPI (Kerberos) is not supported by this client",
+    "com.sun.security.auth.module.Krb5LoginModule":
+        "SASL/GSSAPI (Kerberos) is not supported by the data source yet",
 }
 _PARTITIONERS = {
     "org.apache.kafka.clients.producer.internals.DefaultPartitioner": "default",
@@ -51,7 +52,7 @@ _PARTITIONERS = {
 #: Java settings with no equivalent here; refused rather than silently ignored.
 _REFUSED_PREFIXES = {
     "ssl.keystore.": "client certificates (mutual TLS) are not supported by the data source yet",
-    "sasl.kerberos.": "SASL/GSSAPI (Kerberos) is not supported by this client",
+    "sasl.kerberos.": "SASL/GSSAPI (Kerberos) is not supported by the data source yet",
     "sasl.oauthbearer.": "SASL/OAUTHBEARER is not supported by this client yet",
     "sasl.login.": "SASL login callbacks are Java classes; give username and password in sasl.jaas.config",
     "sasl.client.callback.handler.class": "SASL callback handlers are Java classes",

@@ -18,7 +18,7 @@ import contextlib
 import ssl
 import struct
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -66,9 +66,13 @@ class SaslFront:
         upstream: tuple[str, int] | None = None,
         mechanisms: Iterable[str] = MECHANISMS,
         port: int | None = None,
+        mechanism_servers: Mapping[str, Callable[[], Any]] | None = None,
     ) -> None:
         self.users = dict(users)
-        self.mechanisms = tuple(mechanisms)
+        #: More mechanisms: name -> a factory of servers with ``step(bytes) -> (answer, done)`` that
+        #: raise ValueError (its message goes to the client) to refuse (e.g. kdc.GssapiServer).
+        self.mechanism_servers = dict(mechanism_servers or {})
+        self.mechanisms = tuple(mechanisms) + tuple(self.mechanism_servers)
         self.upstream = upstream
         self.host = LOOPBACK
         self.port = port or 0
@@ -159,7 +163,9 @@ class SaslFront:
                     await writer.drain()
                     return False
                 mechanism = request.mechanism
-                if mechanism.startswith("SCRAM-"):
+                if mechanism in self.mechanism_servers:
+                    scram_server = self.mechanism_servers[mechanism]()
+                elif mechanism.startswith("SCRAM-"):
                     scram_server = ScramMechanism(mechanism).make_server(
                         self._auth_info[mechanism].__getitem__
                     )
@@ -191,6 +197,12 @@ class SaslFront:
             "Authentication failed during authentication due to invalid credentials "
             f"with SASL mechanism {mechanism}"
         )
+        if mechanism in self.mechanism_servers:
+            try:
+                out, done = scram_server.step(message)
+            except ValueError as exc:
+                raise _AuthFailed(str(exc)) from None
+            return bytes(out), bool(done)
         if mechanism == "PLAIN":
             parts = message.split(b"\x00")
             if len(parts) != 3:
@@ -218,9 +230,16 @@ class SaslBroker:
     """
 
     def __init__(
-        self, users: Mapping[str, str], *, tls: bool = False, mechanisms: Iterable[str] = MECHANISMS
+        self,
+        users: Mapping[str, str],
+        *,
+        tls: bool = False,
+        mechanisms: Iterable[str] = MECHANISMS,
+        mechanism_servers: Mapping[str, Callable[[], Any]] | None = None,
     ) -> None:
-        self.front = SaslFront(users, mechanisms=mechanisms, port=free_port())
+        self.front = SaslFront(
+            users, mechanisms=mechanisms, port=free_port(), mechanism_servers=mechanism_servers
+        )
         self.tls: TlsBroker | None = None
         if tls:
             self.tls = TlsBroker(upstream=(self.front.host, self.front.port))
