@@ -73,6 +73,7 @@ async def test_debug_all_logs_summaries_and_no_secret(plain_broker: SaslBroker, 
     assert having("msg", r"^received Produce v\d+ corr=\d+ from node .* errors: none")
     assert having("fetch", r"^received Fetch v\d+ corr=\d+ ")
     assert having("cgrp", r"^received OffsetCommit v\d+ ")
+    assert having("eos", r"^received InitProducerId v\d+ .*errors: none")  # the idempotent producer's id
     assert having("protocol", r"^received Metadata v\d+ .*errors: UnknownTopicOrPartitionError\(3\)")
     assert having("broker", r"^closed ")
 
