@@ -12,6 +12,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any, Generic, cast
 
 from .. import errors as Errors
@@ -243,9 +244,8 @@ class Consumer(Generic[KT, VT]):
         """
         limit = self._limit(max_records)
         take = lambda: self._fetcher.take_arrow(limit, partitions or None)  # noqa: E731
-        if self._otel is not None:
-            return await self._otel.poll(self._poll, partitions, timeout_ms, take)
-        result: dict[TopicPartition, Any] = await self._poll(partitions, timeout_ms, take)
+        poll = self._poll if self._otel is None else partial(self._otel.poll, self._poll)
+        result: dict[TopicPartition, Any] = await poll(partitions, timeout_ms, take)
         return result
 
     async def getone(self, *partitions: TopicPartition) -> ConsumerRecord[KT, VT]:
@@ -432,10 +432,7 @@ class Consumer(Generic[KT, VT]):
                 if not isinstance(tp, TopicPartition):
                     raise Errors.IllegalArgumentError(f"commit() keys must be TopicPartition, got {tp!r}")
                 to_commit[tp] = _offset_and_metadata(value)
-        if self._otel is not None:
-            await self._otel.commit(self._commit, to_commit)
-        else:
-            await self._commit(to_commit)
+        await (self._commit(to_commit) if self._otel is None else self._otel.commit(self._commit, to_commit))
 
     async def _commit(self, offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
         coordinator = self._require_group("commit")

@@ -115,15 +115,21 @@ async def test_poll_span_links_to_each_record_and_counts(tansu: Any, new_topic: 
         got = 0
         while got < 8:
             got += sum(len(v) for v in (await consumer.poll(timeout_ms=2000)).values())
+        polls = tel.spans(f"poll {topic}")
+        consumer.seek(TopicPartition(topic, 1), 0)
+        arrow = 0
+        while arrow < 8:
+            arrow += sum(b.num_rows for b in (await consumer.poll_arrow(timeout_ms=2000)).values())
+    arrow_polls = tel.spans(f"poll {topic}")[len(polls):]
+    assert sum(p.attributes["messaging.batch.message_count"] for p in arrow_polls) == 8
     assert tel.open_spans.open == {}
-    polls = tel.spans(f"poll {topic}")
     assert polls and sum(p.attributes["messaging.batch.message_count"] for p in polls) == 8
     for p in polls:
         assert p.kind is SpanKind.CLIENT and p.attributes["messaging.operation.type"] == "receive"
     linked = {link.context.span_id for p in polls for link in p.links}
     assert {s.context.span_id for s in sends} == linked  # five single sends and the send_many span
     assert tel.metric_sum("messaging.client.sent.messages", **{"messaging.destination.name": topic}) == 8
-    assert tel.metric_sum("messaging.client.consumed.messages", **{"messaging.destination.name": topic}) == 8
+    assert tel.metric_sum("messaging.client.consumed.messages", **{"messaging.destination.name": topic}) == 16
 
 
 async def test_aiokafka_record_continues_into_our_process_span(tansu: Any, new_topic: Any,
