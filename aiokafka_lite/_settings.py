@@ -52,6 +52,9 @@ class CommonSettings(TypedDict, total=False):
     enable_metrics_push: bool
     metrics_sample_window_ms: int
     metrics_num_samples: int
+    debug: str | None
+    tracer_provider: Any | None
+    meter_provider: Any | None
 
 
 class ProducerSettings(CommonSettings, total=False):

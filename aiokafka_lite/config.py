@@ -156,6 +156,12 @@ def _strategies(value: Any) -> Any:
     return (value,)
 
 
+def _debug_contexts(value: Any) -> Any:
+    from ._debug import parse
+
+    return parse(value)
+
+
 def _S(name: str, types: type | tuple[type, ...], default: Any, doc: str, **kw: Any) -> Setting:
     t = types if isinstance(types, tuple) else (types,)
     if "convert" not in kw:
@@ -237,6 +243,18 @@ COMMON: tuple[Setting, ...] = (
        "Window of one metrics sample; rates and averages cover metrics_num_samples of them (Java's rule).",
        min=1),
     _S("metrics_num_samples", int, 2, "Samples kept per windowed metric.", min=1),
+    _S("debug", str, None,
+       "Debug logging by context, as librdkafka's: a comma-separated list of protocol, broker, msg, fetch, "
+       "cgrp, eos, or 'all'. Each writes request/response summaries (API, version, correlation id, broker, "
+       "latency, error codes; never payloads or secrets) to the logger aiokafka_lite.debug.<context> at "
+       "DEBUG, and turns that logger on. See docs/observability.md.", nullable=True, convert=_debug_contexts),
+    _S("tracer_provider", _ANY, None,
+       "An OpenTelemetry TracerProvider: trace this client with it (needs the [otel] extra; "
+       "aiokafka_lite.otel.KafkaInstrumentor instruments every client). See docs/observability.md.",
+       nullable=True),
+    _S("meter_provider", _ANY, None,
+       "An OpenTelemetry MeterProvider: record this client's messaging metrics with it (needs the [otel] "
+       "extra).", nullable=True),
 )
 
 PRODUCER: tuple[Setting, ...] = (

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .. import errors as Errors
 from ..config import Config
-from ..structs import OffsetAndMetadata, TopicPartition
+from ..structs import ConsumerRecord, OffsetAndMetadata, TopicPartition
 from .group848 import CLASSIC_ONLY_SETTINGS
+
+if TYPE_CHECKING:
+    from .subscription import SubscriptionState
 
 
 def _check_group_protocol(cfg: Config, given: Mapping[str, Any]) -> None:
@@ -57,3 +60,26 @@ def _make_client(config: Config) -> Any:
     from ..net import KafkaClient
 
     return KafkaClient(config)
+
+
+def deserialize(result: dict[TopicPartition, list[ConsumerRecord]], kd: Callable[[Any], Any] | None,
+                vd: Callable[[Any], Any] | None, subs: SubscriptionState
+                ) -> dict[TopicPartition, list[ConsumerRecord]]:
+    """The records with the deserializers applied. If one fails, nothing of this poll is delivered: every
+    partition goes back to where the poll started, and SerializationError names the record."""
+    out: dict[TopicPartition, list[ConsumerRecord]] = {}
+    for tp, records in result.items():
+        converted = []
+        for r in records:
+            try:
+                converted.append(r._replace(key=kd(r.key) if kd is not None else r.key,
+                                            value=vd(r.value) if vd is not None else r.value))
+            except Exception as exc:
+                for tp2, recs in result.items():
+                    if subs.is_assigned(tp2) and recs:
+                        subs.seek(tp2, recs[0].offset, recs[0].leader_epoch)
+                raise Errors.SerializationError(
+                    f"deserializing the record at {tp.topic}[{tp.partition}] offset {r.offset} failed: "
+                    f"{exc!r}; seek past it to skip it") from exc
+        out[tp] = converted
+    return out

@@ -12,14 +12,16 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any, Generic, Literal, cast, overload
 
 from .. import errors as Errors
+from .._instrument import telemetry_for
 from ..config import CONSUMER, Config, dotted_to_kwargs
 from ..metrics.hub import ClientMetrics
 from ..metrics.monitor import Entry, Feed
 from ..net._ratelimit import RateLimitedWarning
-from ..structs import KT, VT, ConsumerRecord, TopicPartition, check_topic_name
+from ..structs import KT, VT, ConsumerRecord, OffsetAndMetadata, TopicPartition, check_topic_name
 from . import cluster_view as cv
 from ._consumer_args import (
     _check_group_protocol,
@@ -27,6 +29,7 @@ from ._consumer_args import (
     _maybe_await,
     _offset_and_metadata,
     _partitions,
+    deserialize,
 )
 from .assignors import make_assignors
 from .coordinator import GroupCoordinator
@@ -102,6 +105,8 @@ class Consumer(Generic[KT, VT]):
         self._missing_topic_warning = RateLimitedWarning(log)
         self._topics_changed_at = 0.0
         self._stop_event = asyncio.Event()
+        #: OpenTelemetry hooks (aiokafka_lite.otel) when this consumer is instrumented, else None.
+        self._otel = telemetry_for("consumer", cfg)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], *topics: str) -> Consumer[Any, Any]:
@@ -162,6 +167,8 @@ class Consumer(Generic[KT, VT]):
             return
         self._closed = True
         self._stop_event.set()
+        if self._otel is not None:
+            self._otel.close()
         try:
             if self._coordinator is not None and self._started:
                 self._leaving = True  # the listener's on_partitions_revoked may still commit()
@@ -237,6 +244,14 @@ class Consumer(Generic[KT, VT]):
 
         Waits up to ``timeout_ms`` for data. Raises what a background task or the group ran into.
         """
+        if self._otel is not None:
+            return await self._otel.poll(self._poll_records, partitions, timeout_ms, max_records)
+        return await self._poll_records(partitions, timeout_ms, max_records)
+
+    getmany = poll
+
+    async def _poll_records(self, partitions: tuple[TopicPartition, ...], timeout_ms: int,
+                            max_records: int | None) -> dict[TopicPartition, list[ConsumerRecord[KT, VT]]]:
         limit = self._limit(max_records)
         result: dict[TopicPartition, list[ConsumerRecord]] = await self._poll(
             partitions, timeout_ms, lambda: self._fetcher.take_records(limit, partitions or None))
@@ -244,8 +259,6 @@ class Consumer(Generic[KT, VT]):
             result = self._deserialize(result)
         # bytes records, or what the deserializers made of them: KT and VT say which.
         return cast("dict[TopicPartition, list[ConsumerRecord[KT, VT]]]", result)
-
-    getmany = poll
 
     async def poll_arrow(self, *partitions: TopicPartition, timeout_ms: int = 0,
                          max_records: int | None = None) -> dict[TopicPartition, Any]:
@@ -255,12 +268,19 @@ class Consumer(Generic[KT, VT]):
         deserializers are not applied). ``max_records`` defaults to ``max_poll_records``.
         """
         limit = self._limit(max_records)
-        result: dict[TopicPartition, Any] = await self._poll(
-            partitions, timeout_ms, lambda: self._fetcher.take_arrow(limit, partitions or None))
+        take = lambda: self._fetcher.take_arrow(limit, partitions or None)  # noqa: E731
+        poll = self._poll if self._otel is None else partial(self._otel.poll, self._poll)
+        result: dict[TopicPartition, Any] = await poll(partitions, timeout_ms, take)
         return result
 
     async def getone(self, *partitions: TopicPartition) -> ConsumerRecord[KT, VT]:
         """The next record (of ``partitions``, if given), waiting as long as it takes."""
+        if self._otel is not None:  # a "process" span covers the caller's handling of the record
+            record: ConsumerRecord[KT, VT] = await self._otel.getone(self._getone, *partitions)
+            return record
+        return await self._getone(*partitions)
+
+    async def _getone(self, *partitions: TopicPartition) -> ConsumerRecord[KT, VT]:
         if not partitions and self._fast_path_open():
             record = self._fetcher.take_one()
             if record is not None:
@@ -269,7 +289,7 @@ class Consumer(Generic[KT, VT]):
                                                ).popitem()[1][0]
                 return cast("ConsumerRecord[KT, VT]", record)
         while True:
-            batch = await self.poll(*partitions, timeout_ms=int(_FOREVER * 1000), max_records=1)
+            batch = await self._poll_records(partitions, int(_FOREVER * 1000), 1)
             for records in batch.values():
                 return records[0]
 
@@ -370,24 +390,7 @@ class Consumer(Generic[KT, VT]):
 
     def _deserialize(self, result: dict[TopicPartition, list[ConsumerRecord]]
                      ) -> dict[TopicPartition, list[ConsumerRecord]]:
-        kd, vd = self._key_deserializer, self._value_deserializer
-        out: dict[TopicPartition, list[ConsumerRecord]] = {}
-        for tp, records in result.items():
-            converted = []
-            for r in records:
-                try:
-                    converted.append(r._replace(key=kd(r.key) if kd is not None else r.key,
-                                                value=vd(r.value) if vd is not None else r.value))
-                except Exception as exc:
-                    # Nothing of this poll was delivered: put every partition back where it started.
-                    for tp2, recs in result.items():
-                        if self._subs.is_assigned(tp2) and recs:
-                            self._subs.seek(tp2, recs[0].offset, recs[0].leader_epoch)
-                    raise Errors.SerializationError(
-                        f"deserializing the record at {tp.topic}[{tp.partition}] offset {r.offset} failed: "
-                        f"{exc!r}; seek past it to skip it") from exc
-            out[tp] = converted
-        return out
+        return deserialize(result, self._key_deserializer, self._value_deserializer, self._subs)
 
     async def _assign_all_without_group(self) -> None:
         """subscribe() without a group_id (as aiokafka allows): every partition of the subscribed topics."""
@@ -428,7 +431,7 @@ class Consumer(Generic[KT, VT]):
         """
         if not self._leaving:
             self._check_open()
-        coordinator = self._require_group("commit")
+        self._require_group("commit")
         if offsets is None:
             to_commit = self._subs.all_consumed()
         else:
@@ -437,7 +440,11 @@ class Consumer(Generic[KT, VT]):
                 if not isinstance(tp, TopicPartition):
                     raise Errors.IllegalArgumentError(f"commit() keys must be TopicPartition, got {tp!r}")
                 to_commit[tp] = _offset_and_metadata(value)
-        await coordinator.commit_sync(to_commit, self._config.request_timeout_ms / 1000.0)
+        await (self._commit(to_commit) if self._otel is None else self._otel.commit(self._commit, to_commit))
+
+    async def _commit(self, offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
+        coordinator = self._require_group("commit")
+        await coordinator.commit_sync(offsets, self._config.request_timeout_ms / 1000.0)
 
     async def committed(self, tp: TopicPartition) -> int | None:
         """The group's committed offset of ``tp`` (None if nothing is committed)."""

@@ -31,6 +31,7 @@ from ..errors import (
     ProtocolError,
 )
 from ..protocol import REQUEST_CLASSES, decode_response, encode_request
+from . import debuglog
 from ._timeout import run_with_timeout
 from .settings import ConnectionSettings, choose_version
 from .tls import TLS_DROPPED_HINT, tls_failure_hint
@@ -100,6 +101,8 @@ class BrokerConnection(asyncio.Protocol):
         self._max_frame = settings.max_frame
         self._max_in_flight = settings.max_in_flight
         self._request_timeout = settings.request_timeout
+        #: The ``debug`` contexts on for this client (empty: no debug lines, one falsy check per request).
+        self._debug = settings.debug
         self._corr = 0
         self._inflight: collections.deque[_InFlight] = collections.deque()
         self._slots_used = 0
@@ -199,6 +202,8 @@ class BrokerConnection(asyncio.Protocol):
             raise self._closed_error()
         self.state = "ready"
         self.established = True
+        if self._debug:
+            debuglog.connected(self._debug, self)
         self._last_io = self._loop.time()
         self._schedule_idle_check(self.settings.idle_timeout)
 
@@ -364,6 +369,9 @@ class BrokerConnection(asyncio.Protocol):
             return
         api_key = entry[2]
         if api_key < 0:
+            if self._debug:  # undecoded here (the caller decodes it): no error codes to show
+                debuglog.response(self._debug, self, -(api_key + 1), entry[3], corr,
+                                  self._loop.time() - entry[5], None)
             fut.set_result(bytes(frame))
             return
         try:
@@ -375,6 +383,9 @@ class BrokerConnection(asyncio.Protocol):
             fut.set_exception(error)
             self.close(ProtocolError(str(error.args[0])))
             return
+        if self._debug:
+            debuglog.response(self._debug, self, api_key, entry[3], corr, self._loop.time() - entry[5],
+                              response)
         throttle = getattr(response, "throttle_time_ms", 0)
         if throttle > 0:
             self.last_throttle_ms = throttle
@@ -429,6 +440,8 @@ class BrokerConnection(asyncio.Protocol):
         deadline = now + (self._request_timeout if timeout_ms is None else timeout_ms / 1000)
         api_key = request.API_KEY
         self._inflight.append((corr, fut, -(api_key + 1) if raw else api_key, version, deadline, now))
+        if self._debug:
+            debuglog.request(self._debug, self, api_key, version, corr, len(data))
         self._last_io = now
         if self._wbuf or len(self._inflight) > 1:
             self._queue_write(data)
@@ -446,6 +459,8 @@ class BrokerConnection(asyncio.Protocol):
         transport = self._transport
         if self._closed or transport is None:
             raise self._closed_error()
+        if self._debug:
+            debuglog.request(self._debug, self, request.API_KEY, version, corr, len(data), oneway=True)
         oneway = self._oneway
         oneway[corr] = None
         if len(oneway) > _MAX_ONEWAY_REMEMBERED:
@@ -591,6 +606,8 @@ class BrokerConnection(asyncio.Protocol):
                 transport.abort()
         if reason is not None and not isinstance(reason, asyncio.CancelledError):
             log.debug("closed %s: %s", self, reason)
+        if self._debug:
+            debuglog.closed(self._debug, self, reason, len(self._inflight))
         inflight, self._inflight = self._inflight, collections.deque()
         for corr, fut, api_key, version, _deadline, _sent in inflight:
             if not fut.done():

@@ -10,6 +10,7 @@ import ssl
 from collections.abc import Mapping
 from typing import Any
 
+from .. import _debug
 from ..errors import UnsupportedVersionError
 from .tls import build_ssl_context
 
@@ -23,6 +24,7 @@ class ConnectionSettings:
     __slots__ = (
         "client_id",
         "connect_timeout",
+        "debug",
         "idle_timeout",
         "max_frame",
         "max_in_flight",
@@ -62,6 +64,11 @@ class ConnectionSettings:
             from .sasl_gssapi import require_gssapi
 
             require_gssapi()  # a missing optional package fails at construction, not at connect
+        debug = getattr(config, "debug", None)
+        #: The ``debug`` setting's contexts (``aiokafka_lite._debug``); empty when off.
+        self.debug: frozenset[str] = frozenset(debug.split(",")) if debug else frozenset()
+        if self.debug:
+            _debug.enable(self.debug)
 
     @property
     def uses_tls(self) -> bool:

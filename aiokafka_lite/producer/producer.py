@@ -12,10 +12,12 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from .._instrument import telemetry_for
 from ..config import PRODUCER, Config, dotted_to_kwargs
 from ..errors import (
     IllegalArgumentError,
@@ -81,9 +83,12 @@ class Producer(SendCore):
                 raise ConfigError(f"setting {name!r} must be callable, got {type(fn).__name__}")
         self._interceptors = Interceptors(cfg.interceptors) if cfg.interceptors else None
         self._partitioner = resolve_partitioner(cfg.partitioner, cfg.partitioner_ignore_keys)
-        # What the fast path (SendCore.send) reads.
+        #: OpenTelemetry hooks (aiokafka_lite.otel) when this producer is instrumented, else None.
+        self._otel = telemetry_for("producer", cfg)
+        # What the fast path (SendCore.send) reads. An instrumented producer takes the slow path for every
+        # record, so the fast path never carries a telemetry check.
         self._plain = (self._interceptors is None and self._key_serializer is None
-                       and self._value_serializer is None)
+                       and self._value_serializer is None and self._otel is None)
         self._key_hash = self._partitioner.key_hash
         self._sticky_null = self._partitioner.null_key == "sticky"
         self._codec = codec_from_name(cfg.compression_type) if cfg.compression_type else 0
@@ -317,8 +322,11 @@ class Producer(SendCore):
     # -- sending --------------------------------------------------------------------------------
 
     async def _send_slow(self, topic: str, value: Any, key: Any, partition: int | None,
-                         timestamp_ms: int | None, headers: Any) -> RecordFuture:
+                         timestamp_ms: int | None, headers: Any, _traced: bool = False) -> RecordFuture:
         """The complete send(): everything the fast path (``core.SendCore.send``) hands over."""
+        if self._otel is not None and not _traced:
+            return await self._otel.send(self._send_traced, topic, value, key, partition, timestamp_ms,
+                                         headers)
         if self._state != RUNNING:
             self._raise_unusable()
         if self._interceptors is not None:
@@ -380,6 +388,11 @@ class Producer(SendCore):
         if sticky:
             info.sticky_produced += nbytes + 8
         return fut
+
+    def _send_traced(self, topic: str, value: Any, key: Any, partition: int | None, timestamp_ms: int | None,
+                     headers: Any) -> Awaitable[RecordFuture]:
+        """The send the telemetry wraps (with the trace context in ``headers``)."""
+        return self._send_slow(topic, value, key, partition, timestamp_ms, headers, True)
 
     def _switch_sticky(self, info: TopicInfo) -> int:
         sticky = self._sticky
@@ -452,6 +465,9 @@ class Producer(SendCore):
         """
         if self._error is not None or not self._started or self._closed:
             self._raise_unusable()
+        if self._otel is not None:
+            return await self._otel.send_many(partial(send_many, self), topic, values, keys, partition,
+                                              timestamp_ms, headers)
         return await send_many(self, topic, values, keys, partition, timestamp_ms, headers)
 
     async def flush(self, timeout: float | None = None) -> None:
