@@ -21,7 +21,8 @@ from ..protocol import decode_response
 from ..protocol.messages.api_versions import ApiVersionsRequest
 from ..protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 from ..protocol.messages.sasl_handshake import SaslHandshakeRequest
-from .scram import make_sasl_client
+from .sasl_oauth import OAuthBearerClient
+from .scram import SaslClient, make_sasl_client
 
 if TYPE_CHECKING:
     from .connection import BrokerConnection
@@ -74,11 +75,22 @@ def _fallback_version(frame: bytes, refused: int) -> int:
     return max(0, min(offered[0], refused - 1)) if offered else 0
 
 
-async def authenticate(conn: BrokerConnection) -> None:
-    """SaslHandshake + SaslAuthenticate rounds; AuthenticationFailedError says why it failed."""
+async def authenticate(conn: BrokerConnection, *, reauth: bool = False) -> int:
+    """SaslHandshake + SaslAuthenticate rounds; AuthenticationFailedError says why it failed.
+
+    Returns the session lifetime the broker gave (SaslAuthenticate v1+; 0: none), after which the
+    connection must re-authenticate (``reauth=True``, KIP-368; see :mod:`aiokafka_lite.net.reauth`).
+    """
     settings = conn.settings
     mechanism = settings.sasl_mechanism
-    client = make_sasl_client(mechanism, settings.sasl_username, settings.sasl_password)
+    client: SaslClient
+    if settings.sasl_oauth is not None:
+        client = OAuthBearerClient(await settings.sasl_oauth.get(), settings.sasl_oauth_extensions)
+        who = f"SASL OAUTHBEARER {'re-' if reauth else ''}authentication with {conn}"
+    else:
+        client = make_sasl_client(mechanism, settings.sasl_username, settings.sasl_password)
+        who = (f"SASL {mechanism} {'re-' if reauth else ''}authentication of user "
+               f"{settings.sasl_username!r} with {conn}")
     timeout_ms = settings.connect_timeout * 1000
     handshake_version = conn.version_for(SaslHandshakeRequest)
     if handshake_version < 1:
@@ -86,7 +98,7 @@ async def authenticate(conn: BrokerConnection) -> None:
             f"{conn} offers only SaslHandshake v0 (unframed SASL tokens), which this client does not speak"
         )
     response = await conn.send(
-        SaslHandshakeRequest(mechanism=mechanism), handshake_version, timeout_ms=timeout_ms
+        SaslHandshakeRequest(mechanism=mechanism), handshake_version, timeout_ms=timeout_ms, auth=True
     )
     if response.error_code == _UNSUPPORTED_SASL_MECHANISM:
         offered = list(response.mechanisms or ())
@@ -108,15 +120,28 @@ async def authenticate(conn: BrokerConnection) -> None:
         )
     auth_version = conn.version_for(SaslAuthenticateRequest)
     token: bytes | None = client.first()
-    who = f"SASL {mechanism} authentication of user {settings.sasl_username!r} with {conn}"
+    lifetime_ms = 0
     while token is not None:
         answer = await conn.send(
-            SaslAuthenticateRequest(auth_bytes=token), auth_version, timeout_ms=timeout_ms
+            SaslAuthenticateRequest(auth_bytes=token), auth_version, timeout_ms=timeout_ms, auth=True
         )
         if answer.error_code:
             reason = answer.error_message or for_code(answer.error_code).message
-            raise AuthenticationFailedError(f"{who} failed: {reason}")
+            raise AuthenticationFailedError(f"{who} failed: {reason}{_token_hint(client)}")
+        lifetime_ms = getattr(answer, "session_lifetime_ms", 0) or 0
         try:
             token = client.step(bytes(answer.auth_bytes or b""))
         except AuthenticationFailedError as exc:
             raise AuthenticationFailedError(f"{who} failed: {exc.args[0]}") from None
+    return int(lifetime_ms)
+
+
+def _token_hint(client: SaslClient) -> str:
+    """For a refused OAUTHBEARER token: the broker's JSON status, and whether the token had expired."""
+    if not isinstance(client, OAuthBearerClient):
+        return ""
+    hint = f" (broker said {client.server_error})" if client.server_error else ""
+    remaining = client.token.remaining
+    if remaining <= 0:
+        hint += f"; the token had expired {round(-remaining)} s before"
+    return hint

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import UnsupportedVersionError
+from .oauth_fetch import token_provider_from_config
+from .sasl_oauth import TokenCache, parse_extensions
 
 __all__ = ["ConnectionSettings", "choose_version"]
 
@@ -28,6 +30,8 @@ class ConnectionSettings:
         "rcvbuf",
         "request_timeout",
         "sasl_mechanism",
+        "sasl_oauth",
+        "sasl_oauth_extensions",
         "sasl_password",
         "sasl_username",
         "security_protocol",
@@ -49,6 +53,12 @@ class ConnectionSettings:
         self.sasl_mechanism: str = config.sasl_mechanism
         self.sasl_username: str | None = config.sasl_plain_username
         self.sasl_password: str | None = config.sasl_plain_password
+        #: OAUTHBEARER: the client's token cache (one per client, shared by its connections).
+        self.sasl_oauth: TokenCache | None = None
+        self.sasl_oauth_extensions: dict[str, str] = {}
+        if self.uses_sasl and self.sasl_mechanism == "OAUTHBEARER":
+            self.sasl_oauth = TokenCache(token_provider_from_config(config))
+            self.sasl_oauth_extensions = parse_extensions(config.sasl_oauthbearer_extensions)
 
     @property
     def uses_tls(self) -> bool:
