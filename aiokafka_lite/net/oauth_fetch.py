@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
 import ssl
 import time
 from collections.abc import Callable, Mapping
@@ -66,7 +67,8 @@ async def post_form(
             f"{round(connect_timeout * 1000)} ms (sasl_login_connect_timeout_ms)"
         ) from None
     except (OSError, ssl.SSLError) as exc:
-        raise AuthenticationFailedError(f"cannot reach the OAuth token endpoint {url}: {exc}") from None
+        what = f"{os.strerror(exc.errno)} ({exc})" if exc.errno and exc.errno > 0 else str(exc)
+        raise AuthenticationFailedError(f"cannot reach the OAuth token endpoint {url}: {what}") from None
     body = urlencode(form).encode()
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     host = parts.hostname if parts.port is None else f"{parts.hostname}:{parts.port}"
