@@ -13,7 +13,7 @@ EXT_SOURCES := $(shell find aiokafka_lite -name '*.pyx' -o -name '*.pxi' -o -nam
 $(STAMP): pyproject.toml setup.py $(EXT_SOURCES)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel
-	$(PY) -m pip install -q -e '.[dev,speed,spark]'
+	$(PY) -m pip install -q -e '.[dev,speed,spark,oauth]'
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -172,11 +172,12 @@ _ANY = (object,)
 OAUTH: tuple[Setting, ...] = (
     _S("sasl_oauth_token_provider", _ANY, None,
        "OAUTHBEARER token source: a callable (sync or async) returning an OAuthBearerToken or "
-       "(token, lifetime_seconds), or an object with an async token() (aiokafka's AbstractTokenProvider).",
-       nullable=True),
+       "(token, lifetime_seconds), or an object with an async token() (aiokafka's AbstractTokenProvider). "
+       "Hidden from repr like a secret: it may hold credentials.", nullable=True, secret=True),
     _S("sasl_oauthbearer_token_endpoint_url", str, None,
-       "OAUTHBEARER: the OAuth token endpoint (https://...) to fetch tokens from, or file:///path of a JWT.",
-       nullable=True),
+       "OAUTHBEARER: the OAuth token endpoint (https://...) to fetch tokens from, or file:///path of a JWT. "
+       "Hidden from repr (a URL may carry credentials); errors about the endpoint name it.",
+       nullable=True, secret=True),
     _S("sasl_oauthbearer_client_id", str, None, "OAUTHBEARER client_credentials grant: the client id.",
        nullable=True),
     _S("sasl_oauthbearer_client_secret", str, None,

@@ -12,7 +12,9 @@ without Kafka framing, is not supported.
 
 from __future__ import annotations
 
+import math
 import struct
+import time
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
@@ -21,7 +23,7 @@ from ..protocol import decode_response
 from ..protocol.messages.api_versions import ApiVersionsRequest
 from ..protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 from ..protocol.messages.sasl_handshake import SaslHandshakeRequest
-from .sasl_oauth import OAuthBearerClient
+from .sasl_oauth import OAuthBearerClient, jwt_expiry
 from .scram import SaslClient, make_sasl_client
 
 if TYPE_CHECKING:
@@ -127,7 +129,7 @@ async def authenticate(conn: BrokerConnection, *, reauth: bool = False) -> int:
         )
         if answer.error_code:
             reason = answer.error_message or for_code(answer.error_code).message
-            raise AuthenticationFailedError(f"{who} failed: {reason}{_token_hint(client)}")
+            raise AuthenticationFailedError(f"{who} failed: {reason}{_token_hint(client, reason)}")
         lifetime_ms = getattr(answer, "session_lifetime_ms", 0) or 0
         try:
             token = client.step(bytes(answer.auth_bytes or b""))
@@ -136,12 +138,14 @@ async def authenticate(conn: BrokerConnection, *, reauth: bool = False) -> int:
     return int(lifetime_ms)
 
 
-def _token_hint(client: SaslClient) -> str:
+def _token_hint(client: SaslClient, reason: str) -> str:
     """For a refused OAUTHBEARER token: the broker's JSON status, and whether the token had expired."""
     if not isinstance(client, OAuthBearerClient):
         return ""
-    hint = f" (broker said {client.server_error})" if client.server_error else ""
-    remaining = client.token.remaining
-    if remaining <= 0:
-        hint += f"; the token had expired {round(-remaining)} s before"
+    error = client.server_error
+    hint = f" (broker said {error})" if error and error not in reason else ""
+    now = time.time()
+    expires = min(client.token.expires_at, jwt_expiry(client.token.value) or math.inf)
+    if expires <= now:
+        hint += f"; the token had expired {round(now - expires)} s before"
     return hint

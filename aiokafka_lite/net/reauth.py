@@ -99,6 +99,8 @@ class Reauthenticator:
                 f"re-authentication with {conn} failed: {exc.args[0] if exc.args else exc!r}"
             )
             log.warning("%s", reason)
+            if conn.closed:  # the broker hung up after refusing: let waiting requests say why
+                conn.close_reason = reason
             conn.close(reason)
             return
         except Exception as exc:  # never let the connection wait on a dead task

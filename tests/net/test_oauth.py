@@ -243,7 +243,8 @@ async def test_expired_token_gets_the_brokers_refusal(
     client = KafkaClient(config)
     with pytest.raises(
         AuthenticationFailedError,
-        match=r"SASL OAUTHBEARER authentication with .* failed: \{\"status\":\"invalid_token\"\}",
+        match=r"SASL OAUTHBEARER authentication with .* failed: \{\"status\":\"invalid_token\"\}; "
+        r"the token had expired \d+ s before",
     ):
         await asyncio.wait_for(client.start(), 20)
     await client.close()
