@@ -77,17 +77,19 @@ def _fallback_version(frame: bytes, refused: int) -> int:
     return max(0, min(offered[0], refused - 1)) if offered else 0
 
 
-async def authenticate(conn: BrokerConnection, *, reauth: bool = False) -> int:
+async def authenticate(conn: BrokerConnection, *, reauth: bool = False, token_life: float = 0.0) -> int:
     """SaslHandshake + SaslAuthenticate rounds; AuthenticationFailedError says why it failed.
 
     Returns the session lifetime the broker gave (SaslAuthenticate v1+; 0: none), after which the
     connection must re-authenticate (``reauth=True``, KIP-368; see :mod:`aiokafka_lite.net.reauth`).
+    ``token_life``: OAUTHBEARER fetches a new token unless the current one has this many seconds left.
     """
     settings = conn.settings
     mechanism = settings.sasl_mechanism
     client: SaslClient
     if settings.sasl_oauth is not None:
-        client = OAuthBearerClient(await settings.sasl_oauth.get(), settings.sasl_oauth_extensions)
+        oauth_token = await settings.sasl_oauth.get(fresh_for=token_life)
+        client = OAuthBearerClient(oauth_token, settings.sasl_oauth_extensions)
         who = f"SASL OAUTHBEARER {'re-' if reauth else ''}authentication with {conn}"
     else:
         client = make_sasl_client(mechanism, settings.sasl_username, settings.sasl_password)

@@ -25,7 +25,7 @@ import logging
 import random
 from typing import TYPE_CHECKING
 
-from ..errors import AuthenticationFailedError, KafkaError, KafkaTimeoutError
+from ..errors import AuthenticationFailedError, KafkaConnectionError, KafkaError, KafkaTimeoutError
 from ._timeout import run_with_timeout
 
 if TYPE_CHECKING:
@@ -48,22 +48,23 @@ class Reauthenticator:
         self.count = 0
         self._timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
+        self._lifetime = 0.0
 
     def schedule(self, session_lifetime_ms: int) -> None:
         """Arm re-authentication for a session of ``session_lifetime_ms`` (0: the session never ends)."""
         if session_lifetime_ms <= 0 or self.conn.closed:
             return
+        self._lifetime = session_lifetime_ms / 1000
         share = random.uniform(*REAUTH_WINDOW)
         loop = asyncio.get_running_loop()
         self._timer = loop.call_later(session_lifetime_ms / 1000 * share, self._start)
 
     def cancel(self) -> None:
+        """Called when the connection closes. A running re-authentication is not cancelled: it ends
+        by itself once its requests fail with the close, and first records why the broker refused."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        task = self._task
-        if task is not None and not task.done() and task is not asyncio.current_task():
-            task.cancel()
 
     def _start(self) -> None:
         self._timer = None
@@ -84,7 +85,10 @@ class Reauthenticator:
                 return
             timeout = conn.settings.connect_timeout
             try:
-                lifetime = await run_with_timeout(authenticate(conn, reauth=True), timeout)
+                # For OAUTHBEARER, a token good for another whole session: when the token bounds the
+                # session (the broker ends it at the token's expiry), that means the next token.
+                session = authenticate(conn, reauth=True, token_life=self._lifetime)
+                lifetime = await run_with_timeout(session, timeout)
             except asyncio.TimeoutError:
                 raise KafkaTimeoutError(
                     f"re-authentication with {conn} took longer than {round(timeout * 1000)} ms "
@@ -94,17 +98,15 @@ class Reauthenticator:
             log.debug("re-authenticated with %s; next session lasts %d ms", conn, lifetime)
         except asyncio.CancelledError:
             raise
-        except KafkaError as exc:
-            reason = exc if isinstance(exc, AuthenticationFailedError) else AuthenticationFailedError(
-                f"re-authentication with {conn} failed: {exc.args[0] if exc.args else exc!r}"
-            )
-            log.warning("%s", reason)
-            if conn.closed:  # the broker hung up after refusing: let waiting requests say why
-                conn.close_reason = reason
-            conn.close(reason)
+        except AuthenticationFailedError as exc:  # the broker refused: fatal, like a refused login
+            log.warning("%s", exc)
+            if conn.closed:  # it hung up right after its answer: waiting requests should say why
+                conn.close_reason = exc
+            conn.close(exc)
             return
-        except Exception as exc:  # never let the connection wait on a dead task
-            conn.close(AuthenticationFailedError(f"re-authentication with {conn} failed: {exc!r}"))
+        except Exception as exc:  # timeout, broken connection: the next connection starts afresh
+            detail = exc.args[0] if isinstance(exc, KafkaError) and exc.args else repr(exc)
+            conn.close(KafkaConnectionError(f"re-authentication with {conn} failed: {detail}"))
             return
         finally:
             conn.open_gate(gate)

@@ -22,6 +22,7 @@ import base64
 import inspect
 import json
 import logging
+import math
 import random
 import re
 import time
@@ -189,10 +190,15 @@ class TokenCache:
     def current(self) -> OAuthBearerToken | None:
         return self._token
 
-    async def get(self) -> OAuthBearerToken:
-        """A token not yet due for refresh (fetching one if needed)."""
+    async def get(self, fresh_for: float = 0.0) -> OAuthBearerToken:
+        """A token not yet due for refresh (fetching one if needed).
+
+        ``fresh_for``: also fetch anew if the current token has fewer seconds left than this (a
+        re-authentication wants a token that outlasts the next session, not one about to end it).
+        """
         token = self._token
-        if token is not None and time.time() < self._refresh_at:
+        now = time.time()
+        if token is not None and now < self._refresh_at and token.expires_at - now >= fresh_for:
             return token
         pending = self._pending
         if pending is None:
@@ -233,7 +239,9 @@ class TokenCache:
             return result
         extensions = dict(self._extensions_of() or {}) if self._extensions_of is not None else {}
         if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], str):
-            return OAuthBearerToken.from_lifetime(result[0], float(result[1]), extensions=extensions)
+            # A JWT's own exp wins over a longer stated lifetime (exp is in whole seconds).
+            expires = min(time.time() + float(result[1]), jwt_expiry(result[0]) or math.inf)
+            return OAuthBearerToken(result[0], expires, extensions=extensions)
         if isinstance(result, str):
             # A bare string: its JWT "exp" claim if it has one; else asked for again on every use.
             return OAuthBearerToken(result, jwt_expiry(result) or time.time(), extensions=extensions)

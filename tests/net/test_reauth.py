@@ -17,6 +17,7 @@ from _net_fakes import USERS
 
 from aiokafka_lite.config import Config
 from aiokafka_lite.consumer import Consumer
+from aiokafka_lite.errors import AuthenticationFailedError
 from aiokafka_lite.net import KafkaClient
 from aiokafka_lite.net.reauth import Reauthenticator
 from aiokafka_lite.producer import Producer
@@ -83,7 +84,7 @@ async def test_reauth_keeps_the_connection(
     reauth_broker: SaslBroker, make_config: Callable[..., Config], mechanism: str
 ) -> None:
     front = reauth_broker.front
-    first = len(front.sessions)
+    first, expired = len(front.sessions), front.expired
     async with KafkaClient(make_config(reauth_broker.bootstrap, **_sasl(mechanism))) as client:
         (broker,) = client.cluster.brokers()
         await client.send(broker.node_id, MetadataRequest(topics=[]))
@@ -93,7 +94,7 @@ async def test_reauth_keeps_the_connection(
         assert client.connection(broker.node_id) is conn and not conn.closed
         assert conn.reauth.count >= 2
     sessions = front.sessions[first:]
-    assert front.expired == 0
+    assert front.expired == expired  # (the front is shared by this module's tests)
     assert _check_counts(sessions, asyncio.get_running_loop().time(), LIFETIME_MS / 1000) >= 2
 
 
@@ -146,7 +147,7 @@ async def test_produce_and_group_consume_across_reauthentications(
 ) -> None:
     """Idempotent produce and a group consume for 20 s of 2 s sessions: every record once, in order."""
     front = reauth_broker.front
-    first = len(front.sessions)
+    first, expired = len(front.sessions), front.expired
     topic = new_topic()
     common = {"bootstrap_servers": reauth_broker.bootstrap, **_sasl("SCRAM-SHA-256")}
     partitions, total, seconds = 4, 2000, 20.0
@@ -180,7 +181,56 @@ async def test_produce_and_group_consume_across_reauthentications(
     expected = {p: ([-1] if p == 0 else []) + list(range(p, total, partitions)) for p in range(partitions)}
     assert got == expected  # nothing lost, duplicated or reordered
     sessions = front.sessions[first:]
-    assert front.expired == 0
+    assert front.expired == expired  # (the front is shared by this module's tests)
     reauths = _check_counts(sessions, asyncio.get_running_loop().time(), LIFETIME_MS / 1000)
     print(f"{reauths} re-authentications on {len(sessions)} connections over {seconds:.0f} s")
     assert reauths >= 3 * int(seconds / 2.5)  # producer, consumer and coordinator connections at least
+
+
+async def test_refused_reauthentication_reaches_the_caller(make_config: Callable[..., Config]) -> None:
+    """The second token is already expired: the front refuses the re-authentication, the connection
+    closes with the broker's reason, and the next request raises it (nothing dies silently)."""
+    with OAuthServer(
+        {"app": {"secret": "app-secret", "lifetime": 3}, "brief": {"secret": "b", "lifetime": 1}}
+    ) as server:
+        stale = _fetch_token(server, "brief", "b")
+        await asyncio.sleep(1.1)  # the brief token has expired
+        calls = 0
+
+        def provider() -> tuple[str, float]:  # a good 3 s token first, then only the expired one
+            nonlocal calls
+            calls += 1
+            return _fetch_token(server, "app", "app-secret") if calls == 1 else stale
+
+        validator = JwtValidator(server.jwks_url, issuer=server.issuer)
+        async with SaslBroker(USERS, oauth=validator) as broker:
+            config = make_config(
+                broker.bootstrap,
+                security_protocol="SASL_PLAINTEXT",
+                sasl_mechanism="OAUTHBEARER",
+                sasl_oauth_token_provider=provider,
+            )
+            async with KafkaClient(config) as client:
+                (node,) = client.cluster.brokers()
+                await client.send(node.node_id, MetadataRequest(topics=[]))
+                conn = client.connection(node.node_id)
+                assert conn is not None
+                with pytest.raises(AuthenticationFailedError, match=r"invalid_token"):
+                    await _busy_metadata(client, node.node_id, 6.0)
+                assert conn.closed and isinstance(conn.close_reason, AuthenticationFailedError)
+                assert "re-authentication" in str(conn.close_reason)
+            assert broker.front.refusals and broker.front.expired == 0
+
+
+def _fetch_token(server: OAuthServer, client_id: str, secret: str) -> tuple[str, float]:
+    import base64
+    import json
+    import urllib.request
+
+    request = urllib.request.Request(server.token_url, data=b"grant_type=client_credentials", method="POST")
+    auth = base64.b64encode(f"{client_id}:{secret}".encode()).decode()
+    request.add_header("Authorization", f"Basic {auth}")
+    request.add_header("Content-Type", "application/x-www-form-urlencoded")
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        data = json.loads(answer.read())
+    return data["access_token"], float(data["expires_in"])
