@@ -90,12 +90,12 @@ async def test_reauth_keeps_the_connection(
         await client.send(broker.node_id, MetadataRequest(topics=[]))
         conn = client.connection(broker.node_id)
         assert conn is not None
-        await _busy_metadata(client, broker.node_id, 4.5)
+        await _busy_metadata(client, broker.node_id, 3.0)
         assert client.connection(broker.node_id) is conn and not conn.closed
-        assert conn.reauth.count >= 2
+        assert conn.reauth.count >= 1
     sessions = front.sessions[first:]
     assert front.expired == expired  # (the front is shared by this module's tests)
-    assert _check_counts(sessions, asyncio.get_running_loop().time(), LIFETIME_MS / 1000) >= 2
+    assert _check_counts(sessions, asyncio.get_running_loop().time(), LIFETIME_MS / 1000) >= 1
 
 
 async def test_without_reauth_the_session_end_kills_the_connection(
