@@ -26,6 +26,7 @@ from aiokafka_lite.testing.oauth_server import OAuthServer, make_rsa_key
 from aiokafka_lite.testing.sasl_front import SaslBroker
 
 KEY_PRIVATE, KEY_PUBLIC = make_rsa_key()
+LOOPBACK = "127.0.0.1"
 
 
 @pytest.fixture(scope="module")
@@ -305,3 +306,33 @@ def test_settings_need_a_token_source(make_config: Callable[..., Config]) -> Non
         KafkaClient(
             make_config("127.0.0.1:9", security_protocol="SASL_PLAINTEXT", sasl_mechanism="OAUTHBEARER")
         )
+
+
+async def test_https_token_endpoint(
+    oauth_server: OAuthServer, oauth_broker: SaslBroker, make_config: Callable[..., Config]
+) -> None:
+    """The token request over TLS (stunnel in front of the OAuth server): trusted with
+    sasl_oauthbearer_ssl_context, refused with the system's trust store (naming the TLS failure)."""
+    from aiokafka_lite.testing.tls import TlsBroker
+
+    with TlsBroker(upstream=(LOOPBACK, oauth_server.port)) as tls:
+        url = f"https://{tls.bootstrap}/token"
+        creds = {"sasl_oauthbearer_client_id": "app", "sasl_oauthbearer_client_secret": "app-secret"}
+        client = await _metadata(
+            _oauth(
+                make_config,
+                oauth_broker,
+                sasl_oauthbearer_token_endpoint_url=url,
+                sasl_oauthbearer_ssl_context=tls.client_context(),
+                **creds,
+            )
+        )
+        await client.close()
+        client = KafkaClient(
+            _oauth(make_config, oauth_broker, sasl_oauthbearer_token_endpoint_url=url, **creds)
+        )
+        with pytest.raises(
+            AuthenticationFailedError, match=r"cannot reach the OAuth token endpoint .*CERTIFICATE_VERIFY"
+        ):
+            await asyncio.wait_for(client.start(), 20)
+        await client.close()
