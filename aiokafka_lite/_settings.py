@@ -39,6 +39,7 @@ class CommonSettings(TypedDict, total=False):
     sasl_oauthbearer_token_endpoint_url: str | None
     sasl_oauthbearer_client_id: str | None
     sasl_oauthbearer_client_secret: str | None
+    sasl_oauthbearer_header_urlencode: bool
     sasl_oauthbearer_scope: str | None
     sasl_oauthbearer_extensions: Any | None
     sasl_oauthbearer_ssl_context: Any | None

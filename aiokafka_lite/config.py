@@ -182,6 +182,9 @@ OAUTH: tuple[Setting, ...] = (
        nullable=True),
     _S("sasl_oauthbearer_client_secret", str, None,
        "OAUTHBEARER client_credentials grant: the client secret.", nullable=True, secret=True),
+    _S("sasl_oauthbearer_header_urlencode", bool, False,
+       "OAUTHBEARER client_credentials: form-encode the client id and secret in the HTTP Basic header "
+       "(RFC 6749 2.3.1); off by default, as in Java (KIP-1025)."),
     _S("sasl_oauthbearer_scope", str, None, "OAUTHBEARER: the scope to ask the token endpoint for.",
        nullable=True),
     _S("sasl_oauthbearer_extensions", _ANY, None,

@@ -7,9 +7,11 @@ own timeout (``sasl_login_connect_timeout_ms``, ``sasl_login_read_timeout_ms``),
 is an :class:`AuthenticationFailedError` naming the endpoint and what went wrong: the refusal the
 endpoint sent (``invalid_client: ...``), connection refused, or which timeout ran out.
 
-As Java's client does, the client id and secret go in an HTTP Basic header, each form-encoded first
-(RFC 6749 section 2.3.1). A ``file://`` endpoint URL reads the token from that file instead (as
-Java's ``sasl.oauthbearer.token.endpoint.url`` allows), re-read at every refresh.
+As Java's client does, the client id and secret go in an HTTP Basic header, as they are unless
+``sasl_oauthbearer_header_urlencode`` asks for them form-encoded first, as RFC 6749 section 2.3.1
+says (Java's ``sasl.oauthbearer.header.urlencode``, KIP-1025, also off by default). A ``file://``
+endpoint URL reads the token from that file instead (as Java's ``sasl.oauthbearer.token.endpoint.url``
+allows), re-read at every refresh.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote, urlencode, urlsplit
+from urllib.parse import quote_plus, unquote, urlencode, urlsplit
 
 from ..errors import AuthenticationFailedError, ConfigError
 from .sasl_oauth import OAuthBearerToken, jwt_expiry
@@ -169,8 +171,10 @@ class TokenEndpoint:
         ssl_context: ssl.SSLContext | None = None,
         connect_timeout: float = 10.0,
         read_timeout: float = 10.0,
+        urlencode_header: bool = False,
     ) -> None:
         self.url = url
+        self._urlencode = urlencode_header
         self.grant = "jwt-bearer" if assertion is not None else "client_credentials"
         if assertion is None and url.startswith("http") and (client_id is None or client_secret is None):
             raise ConfigError("the client_credentials grant needs sasl_oauthbearer_client_id and "
@@ -195,7 +199,10 @@ class TokenEndpoint:
         else:
             assert self._client_id is not None and self._secret is not None
             form = {"grant_type": "client_credentials"}
-            pair = f"{quote(self._client_id, safe='')}:{quote(self._secret, safe='')}"
+            cid, secret = self._client_id, self._secret
+            if self._urlencode:
+                cid, secret = quote_plus(cid), quote_plus(secret)
+            pair = f"{cid}:{secret}"
             headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
         if self._scope:
             form["scope"] = self._scope
@@ -242,4 +249,5 @@ def token_provider_from_config(config: Any) -> Any:
         ssl_context=config.sasl_oauthbearer_ssl_context,
         connect_timeout=config.sasl_login_connect_timeout_ms / 1000,
         read_timeout=config.sasl_login_read_timeout_ms / 1000,
+        urlencode_header=config.sasl_oauthbearer_header_urlencode,
     )

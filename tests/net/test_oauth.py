@@ -35,6 +35,7 @@ def oauth_server() -> Iterator[OAuthServer]:
         "app": {"secret": "app-secret", "lifetime": 3600},
         "brief": {"secret": "brief-secret", "lifetime": 1},
         "svc": {"public_key": KEY_PUBLIC.decode(), "lifetime": 3600},
+        "odd": {"secret": "p%41ss", "lifetime": 3600},
     }
     with OAuthServer(clients) as server:
         yield server
@@ -334,5 +335,28 @@ async def test_https_token_endpoint(
         with pytest.raises(
             AuthenticationFailedError, match=r"cannot reach the OAuth token endpoint .*CERTIFICATE_VERIFY"
         ):
+            await asyncio.wait_for(client.start(), 20)
+        await client.close()
+
+
+@pytest.mark.parametrize("urlencode", [True, False])
+async def test_basic_header_urlencode(
+    oauth_server: OAuthServer, oauth_broker: SaslBroker, make_config: Callable[..., Config], urlencode: bool
+) -> None:
+    """authlib reads the Basic header per RFC 6749 2.3.1 (form-decoded): a secret holding "%41" only
+    gets through when sasl_oauthbearer_header_urlencode encodes it (Java's default sends it raw)."""
+    config = _oauth(
+        make_config,
+        oauth_broker,
+        sasl_oauthbearer_token_endpoint_url=oauth_server.token_url,
+        sasl_oauthbearer_client_id="odd",
+        sasl_oauthbearer_client_secret="p%41ss",
+        sasl_oauthbearer_header_urlencode=urlencode,
+    )
+    if urlencode:
+        await (await _metadata(config)).close()
+    else:
+        client = KafkaClient(config)
+        with pytest.raises(AuthenticationFailedError, match="invalid_client"):
             await asyncio.wait_for(client.start(), 20)
         await client.close()
