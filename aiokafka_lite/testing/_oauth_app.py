@@ -16,7 +16,7 @@ from authlib.oauth2.rfc6749.grants import ClientCredentialsGrant
 from authlib.oauth2.rfc6749.requests import BasicOAuth2Payload
 from authlib.oauth2.rfc7523 import JWTBearerGrant
 from authlib.oauth2.rfc9068 import JWTBearerTokenGenerator
-from joserfc.jwk import KeySet, RSAKey
+from joserfc.jwk import KeySet, RSAKey, import_key
 
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 
@@ -101,7 +101,7 @@ def make_app(clients: Mapping[str, Mapping[str, Any]], issuer: str) -> Callable[
             return registry.get(issuer_)
 
         def resolve_client_public_key(self, client: _Client) -> Any:
-            return RSAKey.import_key(str(client.public_key))
+            return import_key(str(client.public_key))  # RSA or EC, as the PEM says
 
         def authenticate_user(self, subject: str) -> _User | None:
             return _User(subject) if subject else None

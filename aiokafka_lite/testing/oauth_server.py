@@ -30,12 +30,13 @@ __all__ = ["OAuthServer", "make_rsa_key"]
 LOOPBACK = "127.0.0.1"
 
 
-def make_rsa_key() -> tuple[bytes, bytes]:
-    """A fresh RSA key: (private PEM, public PEM)."""
+def make_rsa_key(kind: str = "RSA") -> tuple[bytes, bytes]:
+    """A fresh RSA (or ``kind="EC"``: P-256) key: (private PEM, public PEM)."""
     from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    key: Any = (ec.generate_private_key(ec.SECP256R1()) if kind == "EC"
+                else rsa.generate_private_key(public_exponent=65537, key_size=2048))
     private = key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )

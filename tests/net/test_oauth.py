@@ -26,6 +26,7 @@ from aiokafka_lite.testing.oauth_server import OAuthServer, make_rsa_key
 from aiokafka_lite.testing.sasl_front import SaslBroker
 
 KEY_PRIVATE, KEY_PUBLIC = make_rsa_key()
+EC_PRIVATE, EC_PUBLIC = make_rsa_key("EC")
 LOOPBACK = "127.0.0.1"
 
 
@@ -36,6 +37,7 @@ def oauth_server() -> Iterator[OAuthServer]:
         "brief": {"secret": "brief-secret", "lifetime": 1},
         "svc": {"public_key": KEY_PUBLIC.decode(), "lifetime": 3600},
         "odd": {"secret": "p%41ss", "lifetime": 3600},
+        "svc-ec": {"public_key": EC_PUBLIC.decode(), "lifetime": 3600},
     }
     with OAuthServer(clients) as server:
         yield server
@@ -175,7 +177,7 @@ async def test_token_callback(
     await client.close()
 
 
-@pytest.mark.parametrize("source", ["private_key", "assertion_file"])
+@pytest.mark.parametrize("source", ["private_key", "private_key_es256", "assertion_file"])
 async def test_jwt_bearer(
     oauth_server: OAuthServer,
     oauth_broker: SaslBroker,
@@ -183,16 +185,20 @@ async def test_jwt_bearer(
     tmp_path: Path,
     source: str,
 ) -> None:
+    """KIP-1139: an assertion signed here (RS256 or ES256) or read from a file; authlib's RFC 7523
+    grant checks it against the client's public key."""
+    es = source == "private_key_es256"
     key_file = tmp_path / "key.pem"
-    key_file.write_bytes(KEY_PRIVATE)
+    key_file.write_bytes(EC_PRIVATE if es else KEY_PRIVATE)
     claims = {
-        "sasl_oauthbearer_assertion_claim_iss": "svc",
+        "sasl_oauthbearer_assertion_claim_iss": "svc-ec" if es else "svc",
         "sasl_oauthbearer_assertion_claim_sub": "carol",
         "sasl_oauthbearer_assertion_claim_aud": oauth_server.token_url,
         "sasl_oauthbearer_assertion_claim_jti_include": True,
+        "sasl_oauthbearer_assertion_algorithm": "ES256" if es else "RS256",
     }
     settings: dict[str, Any]
-    if source == "private_key":
+    if source.startswith("private_key"):
         settings = {"sasl_oauthbearer_assertion_private_key_file": str(key_file), **claims}
     else:
         from aiokafka_lite.net.oauth_assertion import AssertionSigner
