@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from _net_fakes import USERS
+from aiokafka.abc import AbstractTokenProvider
 
 from aiokafka_lite.config import Config
 from aiokafka_lite.errors import AuthenticationFailedError, ConfigError
@@ -163,7 +164,7 @@ async def test_token_callback(
         data = await asyncio.to_thread(_fetch_directly, oauth_server, "app", "app-secret")
         return OAuthBearerToken.from_lifetime(data["access_token"], data["expires_in"])
 
-    class AiokafkaStyle:  # aiokafka's AbstractTokenProvider: async token() -> str
+    class AiokafkaStyle(AbstractTokenProvider):  # aiokafka's own base class: async token() -> str
         async def token(self) -> str:
             return str(
                 (await asyncio.to_thread(_fetch_directly, oauth_server, "app", "app-secret"))["access_token"]
@@ -366,3 +367,28 @@ async def test_basic_header_urlencode(
         with pytest.raises(AuthenticationFailedError, match="invalid_client"):
             await asyncio.wait_for(client.start(), 20)
         await client.close()
+
+
+async def test_aiokafka_program_with_its_token_provider(
+    oauth_server: OAuthServer, oauth_broker: SaslBroker, new_topic: Callable[..., str]
+) -> None:
+    """aiokafka code moved to compat keeps its sasl_oauth_token_provider (aiokafka's base class)."""
+    from aiokafka_lite.compat import AIOKafkaProducer
+
+    class Provider(AbstractTokenProvider):
+        async def token(self) -> str:
+            data = await asyncio.to_thread(_fetch_directly, oauth_server, "app", "app-secret")
+            return str(data["access_token"])
+
+    producer = AIOKafkaProducer(
+        bootstrap_servers=oauth_broker.bootstrap,
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="OAUTHBEARER",
+        sasl_oauth_token_provider=Provider(),
+    )
+    await producer.start()
+    try:
+        metadata = await producer.send_and_wait(new_topic(), b"v")
+        assert metadata.offset == 0
+    finally:
+        await producer.stop()
