@@ -197,7 +197,9 @@ class SaslFront:
         A SaslHandshake on the authenticated connection starts re-authentication once every
         request forwarded before it has been answered (a broker handles one request of a connection
         at a time, so its answers come before the handshake's); the exchange then reads the
-        following frames itself.
+        following frames itself. Every forwarded request is counted as owed an answer: true of
+        Tansu, which answers even acks=0 Produce requests (a Kafka broker does not; this front is
+        not meant for one).
         """
         loop = asyncio.get_running_loop()
         pending = 0
