@@ -13,7 +13,9 @@ EXT_SOURCES := $(shell find aiokafka_lite -name '*.pyx' -o -name '*.pxi' -o -nam
 $(STAMP): pyproject.toml setup.py $(EXT_SOURCES)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel
-	$(PY) -m pip install -q -e '.[dev,speed,spark,oauth]'
+	command -v krb5-config >/dev/null 2>&1 || bash scripts/sysdeps.sh  # the gssapi package builds against libkrb5-dev
+	# compat mode: a plain .pth path, so type checkers (mypy, pyright) see the package, not only the interpreter
+	$(PY) -m pip install -q -e '.[dev,speed,spark,gssapi,prometheus,otel,oauth]' --config-settings editable_mode=compat
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -26,13 +28,13 @@ demo: $(STAMP)
 
 # The whole suite on asyncio's own loop, then every test that runs an event loop again on uvloop, then the
 # hot-path tests on the pure-Python twin.
-UVLOOP_TESTS := tests/net tests/producer tests/consumer tests/admin tests/cli tests/test_embedded.py tests/test_mockcluster.py
+UVLOOP_TESTS := tests/net tests/producer tests/consumer tests/admin tests/cli tests/metrics tests/test_embedded.py tests/test_mockcluster.py
 
 # The pure-Python twin of the compiled hot path (records, the send() fast path, handles) runs the tests that
 # exercise it, so both builds stay correct (the twin tests also hold them byte-identical).
 PURE_TESTS := tests/records tests/producer tests/consumer
 
-test: $(STAMP) sysdeps
+test: sysdeps $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider
 	AIOKAFKA_LITE_LOOP=uvloop $(PY) -m pytest -q -p no:cacheprovider $(UVLOOP_TESTS)
 	AIOKAFKA_LITE_PURE=1 $(PY) -m pytest -q -p no:cacheprovider $(PURE_TESTS)

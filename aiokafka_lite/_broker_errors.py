@@ -78,6 +78,7 @@ __all__ = [
     "InvalidRecordError",
     "InvalidRecordStateError",
     "InvalidRegistrationError",
+    "InvalidRegularExpressionError",
     "InvalidReplicaAssignmentError",
     "InvalidReplicationAssignmentError",
     "InvalidReplicationFactorError",
@@ -131,6 +132,7 @@ __all__ = [
     "ReassignmentInProgress",
     "ReassignmentInProgressError",
     "RebalanceInProgressError",
+    "RebootstrapRequiredError",
     "RecordListTooLargeError",
     "ReplicaNotAvailableError",
     "RequestTimedOutError",
@@ -352,6 +354,7 @@ class UnknownMemberIdError(BrokerResponseError):
     errno = 25
     message = "UNKNOWN_MEMBER_ID"
     retriable = False
+    member_fenced = True
 
 
 class InvalidSessionTimeoutError(BrokerResponseError):
@@ -863,6 +866,7 @@ class FencedMemberEpochError(BrokerResponseError):
     errno = 110
     message = "FENCED_MEMBER_EPOCH"
     retriable = False
+    member_fenced = True
 
 
 class UnreleasedInstanceIdError(BrokerResponseError):
@@ -881,6 +885,7 @@ class StaleMemberEpochError(BrokerResponseError):
     errno = 113
     message = "STALE_MEMBER_EPOCH"
     retriable = False
+    member_epoch_stale = True
 
 
 class MismatchedEndpointTypeError(BrokerResponseError):
@@ -965,6 +970,22 @@ class VoterNotFoundError(BrokerResponseError):
     errno = 127
     message = "VOTER_NOT_FOUND"
     retriable = False
+
+
+class InvalidRegularExpressionError(BrokerResponseError):
+    """A KIP-848 member's SubscribedTopicRegex does not compile on the broker (RE2/J syntax)."""
+
+    errno = 128
+    message = "INVALID_REGULAR_EXPRESSION"
+    retriable = False
+
+
+class RebootstrapRequiredError(BrokerResponseError):
+    errno = 129
+    message = "REBOOTSTRAP_REQUIRED"
+    retriable = False
+    description = "Client metadata is stale: the client should rebootstrap to obtain new metadata."
+    rebootstrap = True
 
 
 # aiokafka's other names (aiokafka 0.14's ``aiokafka.errors``). Broker codes alias our class for the same

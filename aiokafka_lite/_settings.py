@@ -9,7 +9,9 @@ import ssl
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypedDict
 
-__all__ = ["AdminSettings", "CommonSettings", "ConsumerSettings", "ProducerSettings"]
+__all__ = [
+    "AdminSettings", "CommonSettings", "ConsumerBaseSettings", "ConsumerSettings", "ProducerSettings",
+]
 
 
 class CommonSettings(TypedDict, total=False):
@@ -19,6 +21,8 @@ class CommonSettings(TypedDict, total=False):
     client_id: str
     request_timeout_ms: int
     metadata_max_age_ms: int
+    metadata_recovery_strategy: Literal["rebootstrap", "none"]
+    metadata_recovery_rebootstrap_trigger_ms: int
     connections_max_idle_ms: int
     reconnect_backoff_ms: int
     reconnect_backoff_max_ms: int
@@ -32,7 +36,13 @@ class CommonSettings(TypedDict, total=False):
     api_version: Literal["auto"]
     security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
     ssl_context: ssl.SSLContext | None
-    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"]
+    ssl_cafile: str | None
+    ssl_cadata: str | None
+    ssl_certfile: str | None
+    ssl_keyfile: str | None
+    ssl_password: str | None
+    ssl_endpoint_identification_algorithm: Literal["https", ""]
+    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI", "OAUTHBEARER"]
     sasl_plain_username: str | None
     sasl_plain_password: str | None
     sasl_oauth_token_provider: Any | None
@@ -56,6 +66,16 @@ class CommonSettings(TypedDict, total=False):
     sasl_oauthbearer_assertion_template_file: str | None
     sasl_login_connect_timeout_ms: int
     sasl_login_read_timeout_ms: int
+    sasl_kerberos_service_name: str
+    sasl_kerberos_domain_name: str | None
+    sasl_kerberos_keytab: str | None
+    sasl_kerberos_principal: str | None
+    enable_metrics_push: bool
+    metrics_sample_window_ms: int
+    metrics_num_samples: int
+    debug: str | None
+    tracer_provider: Any | None
+    meter_provider: Any | None
 
 
 class ProducerSettings(CommonSettings, total=False):
@@ -82,11 +102,13 @@ class ProducerSettings(CommonSettings, total=False):
     allow_auto_create_topics: bool
 
 
-class ConsumerSettings(CommonSettings, total=False):
-    """Every keyword setting of the consumer (see docs/configuration.md)."""
+class ConsumerBaseSettings(CommonSettings, total=False):
+    """The consumer's keyword settings other than its deserializers."""
 
     group_id: str | None
     group_instance_id: str | None
+    group_protocol: Literal["classic", "consumer"]
+    group_remote_assignor: Literal["uniform", "range"] | None
     client_rack: str | None
     auto_offset_reset: Literal["earliest", "latest", "none"]
     enable_auto_commit: bool
@@ -102,11 +124,16 @@ class ConsumerSettings(CommonSettings, total=False):
     max_partition_fetch_bytes: int
     isolation_level: Literal["read_uncommitted", "read_committed"]
     partition_assignment_strategy: str | Sequence[str]
-    key_deserializer: Callable[[bytes], Any] | None
-    value_deserializer: Callable[[bytes], Any] | None
     check_crcs: bool
     exclude_internal_topics: bool
     allow_auto_create_topics: bool
+
+
+class ConsumerSettings(ConsumerBaseSettings, total=False):
+    """Every keyword setting of the consumer (see docs/configuration.md)."""
+
+    key_deserializer: Callable[[bytes], Any] | None
+    value_deserializer: Callable[[bytes], Any] | None
 
 
 class AdminSettings(CommonSettings, total=False):

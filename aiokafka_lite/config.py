@@ -8,6 +8,7 @@ value fails fast with a :class:`ConfigError` that names the setting instead of m
 
 from __future__ import annotations
 
+import dataclasses
 import ssl
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -155,6 +156,12 @@ def _strategies(value: Any) -> Any:
     return (value,)
 
 
+def _debug_contexts(value: Any) -> Any:
+    from ._debug import parse
+
+    return parse(value)
+
+
 def _S(name: str, types: type | tuple[type, ...], default: Any, doc: str, **kw: Any) -> Setting:
     t = types if isinstance(types, tuple) else (types,)
     if "convert" not in kw:
@@ -226,6 +233,13 @@ COMMON: tuple[Setting, ...] = (
        "How long a request may wait for its response; on expiry the connection is closed "
        "and every request in flight on it fails.", min=1),
     _S("metadata_max_age_ms", int, 300000, "Refresh cluster metadata at least this often.", min=0),
+    _S("metadata_recovery_strategy", str, "rebootstrap",
+       "What to do when no known broker can give metadata (KIP-899): 'rebootstrap' resolves the "
+       "bootstrap_servers names again and carries on with the cluster found there; 'none' keeps "
+       "trying the brokers already known.", choices=("rebootstrap", "none")),
+    _S("metadata_recovery_rebootstrap_trigger_ms", int, 300000,
+       "With rebootstrap: rebootstrap when no metadata update has succeeded for this long, even "
+       "though some known broker still accepts connections (KIP-1102).", min=0),
     _S("connections_max_idle_ms", int, 540000, "Close a connection idle for this long.", min=1),
     _S("reconnect_backoff_ms", int, 50, "First wait before reconnecting to a broker.", min=0),
     _S("reconnect_backoff_max_ms", int, 1000, "The reconnect wait doubles up to this.", min=0),
@@ -243,12 +257,55 @@ COMMON: tuple[Setting, ...] = (
        choices=("auto",)),
     _S("security_protocol", str, "PLAINTEXT", "How to reach brokers.",
        choices=("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")),
-    _S("ssl_context", ssl.SSLContext, None, "TLS context for SSL and SASL_SSL.", nullable=True),
+    _S("ssl_context", ssl.SSLContext, None,
+       "A ready TLS context for SSL and SASL_SSL; excludes the other ssl_* settings.", nullable=True),
+    _S("ssl_cafile", str, None,
+       "PEM file of the CA certificates that sign the brokers' (None, and no ssl_cadata: the system's).",
+       nullable=True),
+    _S("ssl_cadata", str, None, "PEM text of CA certificates, instead of or beside ssl_cafile.",
+       nullable=True),
+    _S("ssl_certfile", str, None, "PEM file of the client certificate (chain) for mutual TLS.",
+       nullable=True),
+    _S("ssl_keyfile", str, None, "PEM file of the client certificate's private key (None: in ssl_certfile).",
+       nullable=True),
+    _S("ssl_password", str, None, "Password of an encrypted ssl_keyfile.", nullable=True, secret=True),
+    _S("ssl_endpoint_identification_algorithm", str, "https",
+       "'https' checks each broker's host name against its certificate; '' turns that off (logged).",
+       choices=("https", "")),
     _S("sasl_mechanism", str, "PLAIN", "SASL mechanism.",
-       choices=("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")),
+       choices=("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI", "OAUTHBEARER")),
     _S("sasl_plain_username", str, None, "SASL user name (PLAIN and SCRAM).", nullable=True),
     _S("sasl_plain_password", str, None, "SASL password (PLAIN and SCRAM).", nullable=True, secret=True),
     *OAUTH,
+    _S("sasl_kerberos_service_name", str, "kafka",
+       "GSSAPI: the brokers' Kerberos service name (the principal is service/host@REALM)."),
+    _S("sasl_kerberos_domain_name", str, None,
+       "GSSAPI: the host part of the brokers' principal, instead of each broker's own host name.",
+       nullable=True),
+    _S("sasl_kerberos_keytab", str, None,
+       "GSSAPI: a keytab to log in from (None: the default credential cache, e.g. after kinit).",
+       nullable=True),
+    _S("sasl_kerberos_principal", str, None,
+       "GSSAPI: the client's principal (user@REALM); None: the keytab's or the cache's.", nullable=True),
+    _S("enable_metrics_push", bool, True,
+       "Push client metrics to a broker that subscribes to them (KIP-714); a broker without the API "
+       "costs nothing."),
+    _S("metrics_sample_window_ms", int, 30000,
+       "Window of one metrics sample; rates and averages cover metrics_num_samples of them (Java's rule).",
+       min=1),
+    _S("metrics_num_samples", int, 2, "Samples kept per windowed metric.", min=1),
+    _S("debug", str, None,
+       "Debug logging by context, as librdkafka's: a comma-separated list of protocol, broker, msg, fetch, "
+       "cgrp, eos, or 'all'. Each writes request/response summaries (API, version, correlation id, broker, "
+       "latency, error codes; never payloads or secrets) to the logger aiokafka_lite.debug.<context> at "
+       "DEBUG, and turns that logger on. See docs/observability.md.", nullable=True, convert=_debug_contexts),
+    _S("tracer_provider", _ANY, None,
+       "An OpenTelemetry TracerProvider: trace this client with it (needs the [otel] extra; "
+       "aiokafka_lite.otel.KafkaInstrumentor instruments every client). See docs/observability.md.",
+       nullable=True),
+    _S("meter_provider", _ANY, None,
+       "An OpenTelemetry MeterProvider: record this client's messaging metrics with it (needs the [otel] "
+       "extra).", nullable=True),
 )
 
 PRODUCER: tuple[Setting, ...] = (
@@ -294,9 +351,16 @@ CONSUMER: tuple[Setting, ...] = (
     _S("group_id", str, None, "Consumer group; None consumes without a group (assign() only).",
        nullable=True),
     _S("group_instance_id", str, None, "Static membership id (KIP-345).", nullable=True),
+    _S("group_protocol", str, "classic", "Group membership protocol: 'classic' (JoinGroup/SyncGroup, the "
+       "leader member assigns) or 'consumer' (KIP-848: the broker assigns and moves partitions "
+       "incrementally; needs a Kafka 4.0+ coordinator).", choices=("classic", "consumer")),
+    _S("group_remote_assignor", str, None, "group_protocol='consumer' only: the broker-side assignor, "
+       "'uniform' or 'range'; None lets the broker use its default.", nullable=True,
+       choices=("uniform", "range")),
     _S("client_rack", str, None, "Rack of this consumer (broker.rack of the brokers near it); sent in the "
-       "JoinGroup subscription so that range and rack-aware assignors prefer partitions with a replica in "
-       "this rack (KIP-881).", nullable=True),
+       "JoinGroup subscription so that the range and sticky assignors prefer partitions with a replica in "
+       "this rack (KIP-881), and in every Fetch so that the leader can name a replica in this rack to "
+       "fetch from (KIP-392).", nullable=True),
     _S("auto_offset_reset", str, "latest", "Where to start without a committed offset.",
        choices=("earliest", "latest", "none")),
     _S("enable_auto_commit", bool, True, "Commit positions every auto_commit_interval_ms."),
@@ -325,7 +389,9 @@ CONSUMER: tuple[Setting, ...] = (
     _S("allow_auto_create_topics", bool, False, "Let subscribing create missing topics."),
 )
 
-ADMIN: tuple[Setting, ...] = COMMON
+#: As Java's AdminClient, the admin client pushes no telemetry unless asked to.
+ADMIN: tuple[Setting, ...] = tuple(
+    dataclasses.replace(s, default=False) if s.name == "enable_metrics_push" else s for s in COMMON)
 
 TABLES: dict[str, tuple[Setting, ...]] = {"common": COMMON, "producer": PRODUCER, "consumer": CONSUMER,
                                            "admin": ADMIN}

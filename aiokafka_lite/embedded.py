@@ -23,7 +23,6 @@ import os
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -34,7 +33,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Literal
 
-from .errors import IllegalArgumentError, KafkaConnectionError, KafkaError, ProtocolError
+from ._probe import aprobe_api_versions, probe_api_versions
+from .errors import IllegalArgumentError, KafkaError
 
 __all__ = [
     "BrokerBinaryNotFoundError",
@@ -55,9 +55,6 @@ LOOPBACK = "127.0.0.1"
 #: Environment variables that point at an explicit binary, checked before the wheels.
 BINARY_ENV = {"tansu": "AIOKAFKA_LITE_TANSU_BIN", "noida": "AIOKAFKA_LITE_NOIDA_BIN"}
 
-_API_VERSIONS_KEY = 18
-_PROBE_CLIENT_ID = b"aiokafka-lite-probe"
-_MAX_PROBE_FRAME = 1 << 20  # an ApiVersions v0 answer is a few hundred bytes; more means "not Kafka"
 
 
 class EmbeddedBrokerError(KafkaError):
@@ -167,92 +164,6 @@ def _check_kind(kind: str) -> BrokerKind:
 
 
 # --------------------------------------------------------------------------------------------------
-# ApiVersions v0 probe, built by hand so that it does not depend on the generated protocol package
-
-
-def _api_versions_request(correlation_id: int) -> bytes:
-    header = struct.pack(">hhih", _API_VERSIONS_KEY, 0, correlation_id, len(_PROBE_CLIENT_ID))
-    body = header + _PROBE_CLIENT_ID
-    return struct.pack(">i", len(body)) + body
-
-
-def _frame_size(prefix: bytes, where: str) -> int:
-    (size,) = struct.unpack(">i", prefix)
-    if not 10 <= size <= _MAX_PROBE_FRAME:
-        raise ProtocolError(
-            f"{where}: ApiVersions answer has impossible size {size}; is this a Kafka broker?"
-        )
-    return size
-
-
-def _parse_api_versions(payload: bytes, correlation_id: int, where: str) -> dict[int, tuple[int, int]]:
-    corr, error_code, count = struct.unpack_from(">ihi", payload)
-    if corr != correlation_id:
-        raise ProtocolError(f"{where}: correlation id {corr} answers request {correlation_id}")
-    if count < 0 or len(payload) != 10 + 6 * count:
-        raise ProtocolError(f"{where}: ApiVersions v0 answer of {len(payload)} bytes lists {count} APIs")
-    if error_code != 0:
-        raise ProtocolError(f"{where}: ApiVersions v0 answered error code {error_code}")
-    versions: dict[int, tuple[int, int]] = {}
-    for i in range(count):
-        key, lo, hi = struct.unpack_from(">hhh", payload, 10 + 6 * i)
-        versions[key] = (lo, hi)
-    return versions
-
-
-def probe_api_versions(host: str, port: int, timeout: float = 2.0) -> dict[int, tuple[int, int]]:
-    """Send ApiVersions v0 to ``host:port`` and return ``{api_key: (min_version, max_version)}``.
-
-    Raises :class:`KafkaConnectionError` if nothing answers and :class:`ProtocolError` if the answer is
-    not a well-formed, error-free ApiVersions v0 response.
-    """
-    where = f"{host}:{port}"
-    correlation_id = 0x4B4C  # arbitrary; checked in the answer
-    try:
-        with socket.create_connection((host, port), timeout=timeout) as sock:
-            sock.settimeout(timeout)
-            sock.sendall(_api_versions_request(correlation_id))
-            size = _frame_size(_recv_exact(sock, 4, where), where)
-            payload = _recv_exact(sock, size, where)
-    except OSError as exc:  # refused, reset, timeout (socket.timeout is an OSError)
-        raise KafkaConnectionError(f"{where}: {exc.__class__.__name__}: {exc}") from exc
-    return _parse_api_versions(payload, correlation_id, where)
-
-
-def _recv_exact(sock: socket.socket, n: int, where: str) -> bytes:
-    chunks = bytearray()
-    while len(chunks) < n:
-        chunk = sock.recv(n - len(chunks))
-        if not chunk:
-            raise KafkaConnectionError(f"{where}: connection closed after {len(chunks)} of {n} bytes")
-        chunks += chunk
-    return bytes(chunks)
-
-
-async def aprobe_api_versions(host: str, port: int, timeout: float = 2.0) -> dict[int, tuple[int, int]]:
-    """Async twin of :func:`probe_api_versions`."""
-    where = f"{host}:{port}"
-    correlation_id = 0x4B4C
-    writer: asyncio.StreamWriter | None = None
-    try:
-        reader, stream = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
-        writer = stream
-        stream.write(_api_versions_request(correlation_id))
-        await asyncio.wait_for(stream.drain(), timeout)
-        size = _frame_size(await asyncio.wait_for(reader.readexactly(4), timeout), where)
-        payload = await asyncio.wait_for(reader.readexactly(size), timeout)
-    except asyncio.IncompleteReadError as exc:
-        raise KafkaConnectionError(f"{where}: connection closed mid-answer") from exc
-    except (OSError, asyncio.TimeoutError) as exc:
-        raise KafkaConnectionError(f"{where}: {exc.__class__.__name__}: {exc}") from exc
-    finally:
-        if writer is not None:
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
-    return _parse_api_versions(payload, correlation_id, where)
-
-
 # --------------------------------------------------------------------------------------------------
 # Process handling
 

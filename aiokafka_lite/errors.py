@@ -24,6 +24,15 @@ class KafkaError(Exception):
     coordinator_moved: bool = False
     #: True when a topic cannot be used at all (invalid name, not authorized): waiting does not help.
     topic_unusable: bool = False
+    #: True when the broker says the client's view of the cluster is beyond repair (KIP-1102):
+    #: forget the known brokers and bootstrap again from ``bootstrap_servers``.
+    rebootstrap: bool = False
+    #: True when the group coordinator no longer knows this member or its epoch (KIP-848): what it owned
+    #: is lost (another member may have it now) and it rejoins from epoch 0.
+    member_fenced: bool = False
+    #: True when a commit carried an older member epoch than the coordinator's (KIP-848): the membership
+    #: learns the new epoch from its next heartbeat, then the commit is retried.
+    member_epoch_stale: bool = False
 
     def __str__(self) -> str:
         # Only the message: tracebacks and f"{type(e).__name__}: {e}" already name the class.

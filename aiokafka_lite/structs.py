@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple
+
+from typing_extensions import TypeVar
 
 from .errors import IllegalArgumentError
+
+#: A ConsumerRecord's key and value types: bytes, unless the consumer has deserializers (then theirs).
+KT = TypeVar("KT", default=bytes)
+VT = TypeVar("VT", default=bytes)
 
 #: Kafka's rule for topic names (Topic.validate in the Java client): 1-249 of these, not "." or "..".
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
@@ -61,9 +67,13 @@ class RecordMetadata(NamedTuple):
         return -1
 
 
-class ConsumerRecord(NamedTuple):
+class ConsumerRecord(NamedTuple, Generic[KT, VT]):
     """One record handed out by the consumer. ``timestamp_type`` is 0 (CreateTime) or 1 (LogAppendTime).
 
+    Generic in its key and value types: ``bytes`` by default, what the consumer's ``key_deserializer`` /
+    ``value_deserializer`` return when it has them, so ``record.value.decode()`` type-checks. A record
+    without a key has ``key`` None (typed ``KT | None``); a tombstone (a deleted key on a compacted topic)
+    has ``value`` None although the type says ``VT``: check for it where tombstones can occur.
     ``headers`` is a tuple of ``(str, bytes | None)`` pairs, as in aiokafka (immutable, so the records
     layer can hand the garbage collector untracked objects).
     """
@@ -73,8 +83,8 @@ class ConsumerRecord(NamedTuple):
     offset: int
     timestamp: int
     timestamp_type: int
-    key: object
-    value: object
+    key: KT | None
+    value: VT
     headers: Sequence[tuple[str, bytes | None]]
     serialized_key_size: int = -1
     serialized_value_size: int = -1

@@ -155,6 +155,10 @@ def worker(args: argparse.Namespace) -> None:
         if args.client == "aiokafka":
             wall, cpu, n, extra = asyncio.run(_aiokafka(args))
         else:
+            if args.otel:
+                from _otel import instrument
+
+                instrument()
             wall, cpu, n, extra = asyncio.run(_ours(args, arrow=args.client == "aiokafka_lite_arrow"))
     print(json.dumps({"wall": wall, "cpu": cpu, "timed_records": n, **extra}))
 
@@ -220,6 +224,8 @@ def run_combo(args: argparse.Namespace, partitions: int, codec: str | None) -> l
                    "--partitions-count", str(partitions), "--max-records", str(args.max_records)]
             if args.uvloop:
                 cmd.append("--uvloop")
+            if args.otel:
+                cmd.append("--otel")
             runs = []
             for _ in range(args.repeat):
                 proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, check=False)
@@ -251,6 +257,8 @@ def main() -> None:
     ap.add_argument("--clients", nargs="+", default=list(CLIENTS), choices=CLIENTS)
     ap.add_argument("--max-records", type=int, default=10_000, help="records per poll/getmany/consume call")
     ap.add_argument("--uvloop", action="store_true", help="run our and aiokafka's clients on uvloop")
+    ap.add_argument("--otel", action="store_true",
+                    help="instrument our client with OpenTelemetry (the SDK, spans dropped; bench/_otel.py)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per client; the best is reported")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--worker", choices=CLIENTS, help=argparse.SUPPRESS)
@@ -294,7 +302,7 @@ def main() -> None:
     summary = {
         "bench": "consume", "records": args.records, "value_bytes": args.value_bytes,
         "max_records": args.max_records, "repeat": args.repeat,
-        "loop": "uvloop" if args.uvloop else "asyncio",
+        "loop": "uvloop" if args.uvloop else "asyncio", "otel": args.otel,
         "results": results, "ratios": ratios,
         "targets": {
             "objects_vs_aiokafka_min": min(obj) if obj else None,

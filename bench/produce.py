@@ -115,6 +115,10 @@ def worker(args: argparse.Namespace) -> None:
             import uvloop
 
             uvloop.install()
+        if args.otel and args.client == "aiokafka_lite":
+            from _otel import instrument
+
+            instrument()
         fn = _ours if args.client == "aiokafka_lite" else _aiokafka
         wall, cpu, extra = asyncio.run(fn(args, value))
     print(json.dumps({"wall": wall, "cpu": cpu, **extra}))
@@ -142,6 +146,8 @@ def run_one(args: argparse.Namespace, client: str, partitions: int, codec: str |
             cmd += ["--codec", codec]
         if args.uvloop:
             cmd.append("--uvloop")
+        if args.otel:
+            cmd.append("--otel")
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, check=False)
         if proc.returncode != 0:
             raise RuntimeError(f"{client} worker failed:\n{proc.stdout}\n{proc.stderr}")
@@ -179,6 +185,8 @@ def main() -> None:
                     help="every client's batch size in bytes (librdkafka's default is 1 MB, Java's 16 KiB)")
     ap.add_argument("--linger-ms", type=int, default=5)
     ap.add_argument("--uvloop", action="store_true", help="run our and aiokafka's clients on uvloop")
+    ap.add_argument("--otel", action="store_true",
+                    help="instrument our client with OpenTelemetry (the SDK, spans dropped; bench/_otel.py)")
     ap.add_argument("--rounds", type=int, default=3,
                     help="runs per client and scenario, alternating clients; the median is reported "
                          "(aiokafka runs once)")
@@ -224,7 +232,7 @@ def main() -> None:
     summary = {
         "bench": "produce", "records": args.records, "value_bytes": args.value_bytes,
         "batch_size": args.batch_size, "linger_ms": args.linger_ms,
-        "loop": "uvloop" if args.uvloop else "asyncio", "rounds": args.rounds,
+        "loop": "uvloop" if args.uvloop else "asyncio", "otel": args.otel, "rounds": args.rounds,
         "results": results, "ratios": ratios,
         "targets": {
             "ours_vs_confluent_min": min(vs_conf) if vs_conf else None,

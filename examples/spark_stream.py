@@ -55,8 +55,8 @@ async def read_counts(bootstrap: str, sink: str) -> dict[str, int]:
         while await consumer.position(tp) < end:
             batch = await consumer.poll(timeout_ms=1000)
             for r in batch.get(tp, []):
-                page = bytes(r.key).decode()
-                totals[page] = totals.get(page, 0) + json.loads(bytes(r.value))["views"]
+                page = (r.key or b"").decode()
+                totals[page] = totals.get(page, 0) + json.loads(r.value)["views"]
     return totals
 
 

@@ -55,3 +55,12 @@ def test_mypy_strict_reports_each_wrong_setting(tmp_path: Path) -> None:
     assert reported == set(expected), out
     for n, name in expected.items():
         assert re.search(rf"user_bad\.py:{n}: error: .*{name}", out), (name, out)
+
+
+def test_mypy_strict_accepts_the_shipped_examples(tmp_path: Path) -> None:
+    """examples/ is what users copy: it type-checks under --strict (ConsumerRecord is typed, issue 15)."""
+    examples = sorted((ROOT / "examples").glob("*.py"))
+    assert len(examples) >= 4
+    for path in examples:
+        code, out = _mypy(path, tmp_path)
+        assert code == 0, out

@@ -36,6 +36,7 @@ _BY_NAME = {
     "interceptors": "Sequence[Any]",
     "ssl_context": "ssl.SSLContext",
 }
+_DESERIALIZERS = ("key_deserializer", "value_deserializer")
 _PLAIN = {int: "int", str: "str", bool: "bool", float: "float", list: "list[Any]", tuple: "tuple[Any, ...]"}
 
 _HEADER = '''\
@@ -50,7 +51,9 @@ import ssl
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypedDict
 
-__all__ = ["AdminSettings", "CommonSettings", "ConsumerSettings", "ProducerSettings"]'''
+__all__ = [
+    "AdminSettings", "CommonSettings", "ConsumerBaseSettings", "ConsumerSettings", "ProducerSettings",
+]'''
 
 _CLASSES = (("ProducerSettings", "producer"), ("ConsumerSettings", "consumer"), ("AdminSettings", "admin"))
 
@@ -80,9 +83,18 @@ def render() -> str:
     out.append('    """The settings every client takes (see docs/configuration.md)."""\n')
     out.extend(f"    {setting.name}: {annotation(setting)}" for setting in config.COMMON)
     for cls, table in _CLASSES:
-        out.append(f"\n\nclass {cls}(CommonSettings, total=False):")
-        out.append(f'    """Every keyword setting of the {table} (see docs/configuration.md)."""\n')
         own = [s for s in config.TABLES[table] if s.name not in common]
+        base = "CommonSettings"
+        if cls == "ConsumerSettings":
+            # The Consumer takes its deserializers as typed parameters (they decide ConsumerRecord's key and
+            # value types), so its **settings are everything else.
+            out.append("\n\nclass ConsumerBaseSettings(CommonSettings, total=False):")
+            out.append('    """The consumer\'s keyword settings other than its deserializers."""\n')
+            out.extend(f"    {s.name}: {annotation(s)}" for s in own if s.name not in _DESERIALIZERS)
+            own = [s for s in own if s.name in _DESERIALIZERS]
+            base = "ConsumerBaseSettings"
+        out.append(f"\n\nclass {cls}({base}, total=False):")
+        out.append(f'    """Every keyword setting of the {table} (see docs/configuration.md)."""\n')
         out.extend(f"    {setting.name}: {annotation(setting)}" for setting in own)
         if not own:
             out.append("    # the common settings only")

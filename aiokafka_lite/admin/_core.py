@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import errors
 from ..config import ADMIN, Config, dotted_to_kwargs
+from ..metrics.hub import ClientMetrics
+from ..metrics.monitor import Entry, Feed
 from ..net import KafkaClient
 from ..structs import TopicPartition
 
@@ -37,6 +39,10 @@ def broker_error(code: int, subject: str, message: str | None = None) -> errors.
     return errors.for_code(code)(detail)
 
 
+def _no_client_metrics(feed: Feed) -> None:
+    """The admin client reports only the common group (connections and the event loop)."""
+
+
 def describe_tp(tp: TopicPartition) -> str:
     return f"partition {tp.topic}[{tp.partition}]"
 
@@ -51,6 +57,7 @@ class AdminCore:
         self.config = Config(ADMIN, settings)
         self._caps = dict(api_version_caps or {})
         self._client: KafkaClient | None = None
+        self._hub: ClientMetrics | None = None
         self._timeout = self.config.request_timeout_ms / 1000
         self._backoff = self.config.retry_backoff_ms / 1000
 
@@ -72,12 +79,23 @@ class AdminCore:
             await client.close()
             raise
         self._client = client
+        self._hub = ClientMetrics("admin", self.config, client, _no_client_metrics)
+        self._hub.start()
 
     async def stop(self) -> None:
         """Close every connection. Idempotent."""
         client, self._client = self._client, None
+        hub, self._hub = self._hub, None
+        if hub is not None:
+            await hub.close()
         if client is not None:
             await client.close()
+
+    def metrics(self, tagged: bool = True) -> list[Entry]:
+        """Java's ``admin-client-metrics``: connections, io-wait-ratio, event-loop lag, as
+        ``{"group", "name", "tags", "value"}`` entries (empty before start). The admin client has no
+        flat form; ``tagged`` is accepted so that every client answers ``metrics(tagged=True)``."""
+        return self._hub.snapshot() if self._hub is not None else []
 
     close = stop
 

@@ -7,18 +7,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import errors
+from ..net.list_offsets import EARLIEST, LATEST, MAX_TIMESTAMP, ListedOffset, list_offsets
 from ..protocol.messages.delete_records import (
     DeleteRecordsPartition,
     DeleteRecordsRequest,
     DeleteRecordsTopic,
 )
-from ..protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from ..structs import TopicPartition
 from ._core import AdminCore, broker_error, describe_tp
 from .types import ListOffsetsResult
 
 #: ListOffsets' special timestamps.
-OFFSET_SPECS = {"latest": -1, "earliest": -2, "max_timestamp": -3}
+OFFSET_SPECS = {"latest": LATEST, "earliest": EARLIEST, "max_timestamp": MAX_TIMESTAMP}
 _ISOLATION = {"read_uncommitted": 0, "read_committed": 1}
 
 
@@ -81,24 +81,14 @@ class OffsetOps(AdminCore):
                 raise errors.IllegalArgumentError(
                     f"{describe_tp(tp)}: offset spec must be 'earliest', 'latest', 'max_timestamp' or a "
                     f"timestamp in ms >= 0, got {spec!r}")
-        isolation = _ISOLATION[isolation_level]
-
-        async def call(node: int, batch: dict[TopicPartition, int]) -> dict[TopicPartition, Any]:
-            request = ListOffsetsRequest(replica_id=-1, isolation_level=isolation, topics=[
-                ListOffsetsTopic(name=t, partitions=[
-                    ListOffsetsPartition(partition_index=p, timestamp=ts) for p, ts in parts])
-                for t, parts in _by_topic(batch).items()])
-            response = await self._send(node, request)
-            out: dict[TopicPartition, Any] = {}
-            for t in response.topics:
-                for p in t.partitions:
-                    tp = TopicPartition(t.name, p.partition_index)
-                    out[tp] = (broker_error(p.error_code, describe_tp(tp)) if p.error_code
-                               else ListOffsetsResult(p.offset, p.timestamp, getattr(p, "leader_epoch", -1)))
-            return out
-
-        results = await self._per_leader(wanted, "ListOffsets", call)
-        return {tp: results[tp] for tp in wanted}
+        # The admin client reports what the cluster says: a topic it does not list fails at once.
+        outcomes = await list_offsets(
+            self.client, wanted, timeout=self._timeout, read_committed=isolation_level == "read_committed",
+            missing_topics_final=True, max_disconnects=3, retry_backoff_ms=self.config.retry_backoff_ms,
+            retry_backoff_max_ms=self.config.retry_backoff_max_ms)
+        self._raise_first(outcomes, list(wanted))
+        return {tp: ListOffsetsResult(*answer) for tp, answer in outcomes.items()
+                if isinstance(answer, ListedOffset)}
 
     async def delete_records(self, offsets: Mapping[TopicPartition, int], *,
                              timeout_ms: int | None = None) -> dict[TopicPartition, int]:

@@ -83,6 +83,7 @@ class GroupListing(NamedTuple):
     group_id: str
     protocol_type: str
     state: str = ""
+    #: "classic" or "consumer" (KIP-848), as ListGroups v5+ reports it; "" from older brokers.
     group_type: str = ""
 
 
@@ -98,6 +99,8 @@ class MemberDescription:
     subscription: list[str] = field(default_factory=list)
     raw_metadata: bytes = b""
     raw_assignment: bytes = b""
+    #: A KIP-848 member's epoch (-1 in classic groups).
+    member_epoch: int = -1
 
 
 @dataclass(frozen=True)
@@ -105,8 +108,13 @@ class GroupDescription:
     group_id: str
     state: str
     protocol_type: str
+    #: The assignor: the leader's (classic) or the broker's (KIP-848 consumer groups).
     protocol: str
     members: list[MemberDescription]
+    #: "classic" (JoinGroup/SyncGroup) or "consumer" (KIP-848, described with ConsumerGroupDescribe).
+    group_type: str = "classic"
+    #: KIP-848 only: the group's epoch (-1 in classic groups).
+    group_epoch: int = -1
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)

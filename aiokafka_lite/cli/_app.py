@@ -55,6 +55,7 @@ EXAMPLES = f"""examples:
   {PROG} configs describe topic events
   {PROG} configs alter topic events --set retention.ms=86400000
   {PROG} bench produce -n 100000
+  {PROG} stats produce events -n 100000 --match record-send
 """
 
 
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         cmd_metadata,
         cmd_produce,
         cmd_smoke,
+        cmd_stats,
         cmd_topics,
     )
 
@@ -82,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for module in (cmd_broker, cmd_topics, cmd_produce, cmd_consume, cmd_groups, cmd_metadata, cmd_configs,
-                   cmd_bench, cmd_smoke):
+                   cmd_bench, cmd_stats, cmd_smoke):
         module.register(sub, _common)
     return parser
 

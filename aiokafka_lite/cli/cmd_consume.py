@@ -26,6 +26,9 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
                     "directly; with --group the consumer joins the group and commits what it printed.")
     p.add_argument("topics", nargs="+", metavar="TOPIC", help="one or more topics")
     p.add_argument("-g", "--group", help="consumer group id (group.id)")
+    p.add_argument("--group-protocol", choices=("classic", "consumer"), default=None,
+                   help="with --group: 'classic' (the default) or 'consumer' (KIP-848, the broker assigns; "
+                        "needs Kafka 4.0+)")
     p.add_argument("-o", "--offset", default=None, metavar="SPEC",
                    help="where to start: beginning, end (the default), N (that offset), -N (N before the "
                         "end), s@MS (the first record at or after that timestamp in ms); with --group only "
@@ -152,6 +155,10 @@ async def run(args: argparse.Namespace) -> int:
     topics = list(dict.fromkeys(args.topics))
     formatter = _formatter(args)
     overrides: dict[str, Any] = {"group_id": args.group}
+    if args.group_protocol is not None:
+        if not args.group:
+            raise CLIError("--group-protocol needs --group", code=2)
+        overrides["group_protocol"] = args.group_protocol
     if args.group and start[0] == "beginning":
         overrides["auto_offset_reset"] = "earliest"
     elif args.group and args.offset == "end":
@@ -160,7 +167,8 @@ async def run(args: argparse.Namespace) -> int:
     kwargs, admin_kw = tables["consumer"], tables["admin"]
     # A short session keeps an interactive join quick: Tansu, for one, holds the first JoinGroup for half
     # the session timeout waiting for more members (22 s at Kafka's 45 s default). -X overrides it.
-    kwargs.setdefault("session_timeout_ms", CLI_SESSION_TIMEOUT_MS)
+    if kwargs.get("group_protocol") != "consumer":  # KIP-848: the broker owns the session timeout
+        kwargs.setdefault("session_timeout_ms", CLI_SESSION_TIMEOUT_MS)
     if args.group and "enable_auto_commit" not in kwargs:
         kwargs["enable_auto_commit"] = False  # we commit exactly what was printed, at the end
     idle = args.timeout if args.timeout is not None else (30.0 if args.max_messages else None)

@@ -22,7 +22,8 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     actions.required = True
 
     p = actions.add_parser("list", help="list groups", description="List groups on every broker.")
-    p.add_argument("-l", "--long", action="store_true", help="also show protocol type and state")
+    p.add_argument("-l", "--long", action="store_true",
+                   help="also show protocol type, state and group type (classic or consumer)")
     common(p)
     p.set_defaults(handler=_list)
 
@@ -74,7 +75,8 @@ def _admin(args: argparse.Namespace) -> Any:
 async def _list(args: argparse.Namespace) -> int:
     async with started(_admin(args), args, "admin") as admin:
         for g in await admin.list_groups():
-            print(f"{g.group_id}\t{g.protocol_type}\t{g.state}" if args.long else g.group_id)
+            print(f"{g.group_id}\t{g.protocol_type}\t{g.state}\t{g.group_type or '-'}" if args.long
+                  else g.group_id)
     return 0
 
 
@@ -101,10 +103,11 @@ async def _describe(args: argparse.Namespace) -> int:
                              "client_id": m.client_id if m else None, "host": m.client_host if m else None})
             if args.json:
                 print(json.dumps({"group_id": d.group_id, "state": d.state, "protocol_type": d.protocol_type,
-                                  "protocol": d.protocol, "members": len(d.members), "partitions": rows}))
+                                  "protocol": d.protocol, "group_type": d.group_type,
+                                  "members": len(d.members), "partitions": rows}))
                 continue
-            print(f"Group: {d.group_id}\tState: {d.state}\tProtocol: {d.protocol_type}/{d.protocol}\t"
-                  f"Members: {len(d.members)}")
+            print(f"Group: {d.group_id}\tType: {d.group_type}\tState: {d.state}\t"
+                  f"Protocol: {d.protocol_type}/{d.protocol}\tMembers: {len(d.members)}")
             header = ("TOPIC", "PARTITION", "COMMITTED", "LOG-END", "LAG", "MEMBER-ID", "HOST", "CLIENT-ID")
             table: list[tuple[str, ...]] = [header] + [
                 (r["topic"], str(r["partition"]), _dash(r["committed"]), _dash(r["end"]), _dash(r["lag"]),

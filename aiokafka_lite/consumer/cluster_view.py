@@ -24,6 +24,11 @@ def leader_for(client: Any, tp: TopicPartition) -> int | None:
     return leader
 
 
+def broker_known(client: Any, node: int) -> bool:
+    """Is ``node`` among the brokers of the last metadata (a preferred read replica must be)?"""
+    return client.cluster.broker(node) is not None
+
+
 def leader_epoch(client: Any, tp: TopicPartition) -> int:
     return int(client.cluster.leader_epoch(tp))
 
@@ -33,6 +38,19 @@ def topic_id(client: Any, topic: str) -> uuid.UUID | None:
     if tid is None or tid == _ZERO_UUID:
         return None
     return tid
+
+
+def topic_name(client: Any, tid: uuid.UUID) -> str | None:
+    """The name of the topic with id ``tid``, from cached metadata (None while unknown)."""
+    name: str | None = client.cluster.topic_name(tid)
+    return name
+
+
+def node_name(client: Any, node: int) -> str:
+    """A node as people know it: its broker id (not our group connection's id) and address."""
+    info = client.cluster.broker(node)
+    real = COORDINATOR_NODE_BASE - node if node > COORDINATOR_NODE_BASE // 2 else node
+    return f"broker {real} at {info.host}:{info.port}" if info is not None else f"broker {real}"
 
 
 def partitions_for(client: Any, topic: str) -> set[int] | None:

@@ -1,9 +1,10 @@
 """Committed offsets: OffsetCommit and OffsetFetch against the group coordinator, with their retries.
 
-Retriable failures (coordinator moved or loading, timeouts, connection loss) are retried until the
-deadline. A commit refused because this member's generation is over (the group rebalanced without us)
-raises :class:`CommitFailedError` and tells the membership logic, which then treats the partitions as lost
-and rejoins, as the Java client does.
+Retriable failures (coordinator moved or loading, timeouts, connection loss, and in a KIP-848 group a
+stale member epoch) are retried until the deadline. In a KIP-848 group the generation id sent is the
+member epoch (OffsetCommit v9). A commit refused because this member's generation is over (the group
+rebalanced without us) raises :class:`CommitFailedError` and tells the membership logic, which then treats
+the partitions as lost and rejoins, as the Java client does.
 """
 
 from __future__ import annotations
@@ -91,10 +92,11 @@ class Committer:
                     if Errors.coordinator_moved(code):
                         self._m.coordinator_dead(Errors.for_code(code)())
                         retry = Errors.for_code(code)()
-                    elif code in _RETRY_ERRORS:
+                    elif code in _RETRY_ERRORS or Errors.for_code(code).member_epoch_stale:
+                        # STALE_MEMBER_EPOCH (KIP-848): the next heartbeat brings the epoch; retry with it.
                         retry = Errors.for_code(code)()
-                    elif code in (Errors.UnknownMemberIdError.errno, Errors.IllegalGenerationError.errno,
-                                  Errors.FencedInstanceIdError.errno):
+                    elif Errors.for_code(code).member_fenced or code in (Errors.IllegalGenerationError.errno,
+                                                                         Errors.FencedInstanceIdError.errno):
                         self._m.member_error(code)
                         raise Errors.CommitFailedError(
                             f"commit of {tp.topic}[{tp.partition}] failed: {Errors.for_code(code).message}; "

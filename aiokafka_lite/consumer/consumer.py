@@ -12,17 +12,30 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, Generic, Literal, cast, overload
 
 from .. import errors as Errors
+from .._instrument import telemetry_for
 from ..config import CONSUMER, Config, dotted_to_kwargs
+from ..metrics.hub import ClientMetrics
+from ..metrics.monitor import Entry, Feed
 from ..net._ratelimit import RateLimitedWarning
-from ..structs import ConsumerRecord, OffsetAndMetadata, TopicPartition, check_topic_name
+from ..structs import KT, VT, ConsumerRecord, OffsetAndMetadata, TopicPartition, check_topic_name
 from . import cluster_view as cv
+from ._consumer_args import (
+    _check_group_protocol,
+    _make_client,
+    _maybe_await,
+    _offset_and_metadata,
+    _partitions,
+    deserialize,
+)
 from .assignors import make_assignors
 from .coordinator import GroupCoordinator
 from .fetcher import Fetcher
-from .metrics import ConsumerMetrics
+from .group848 import ConsumerGroupCoordinator
+from .metrics import ConsumerMetrics, collect
 from .offsets import EARLIEST, LATEST, OffsetAndTimestamp, OffsetLookup
 from .positions import PositionResolver
 from .subscription import OffsetResetStrategy, SubscriptionState
@@ -30,22 +43,31 @@ from .subscription import OffsetResetStrategy, SubscriptionState
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from .._settings import ConsumerSettings
+    from .._settings import ConsumerBaseSettings
 
 log = logging.getLogger(__name__)
 
 _FOREVER = 365 * 24 * 3600.0
 
 
-class Consumer:
+class Consumer(Generic[KT, VT]):
     """An asyncio Kafka consumer.
 
     ``Consumer("topic", bootstrap_servers="127.0.0.1:9092", group_id="g")`` subscribes to the topics given
-    positionally; without a ``group_id`` use :meth:`assign`. See ``docs/consumer.md``.
+    positionally; without a ``group_id`` use :meth:`assign`. See ``docs/consumer.md``. Generic in the key and
+    value types its records carry: ``bytes``, or what ``key_deserializer`` / ``value_deserializer`` return.
     """
 
-    def __init__(self, *topics: str, client: Any = None, **settings: Unpack[ConsumerSettings]) -> None:
-        self._config = Config(CONSUMER, settings)
+    def __init__(self, *topics: str, client: Any = None,
+                 key_deserializer: Callable[[bytes], KT] | None = None,
+                 value_deserializer: Callable[[bytes], VT] | None = None,
+                 **settings: Unpack[ConsumerBaseSettings]) -> None:
+        given: dict[str, Any] = dict(settings)
+        if key_deserializer is not None:
+            given["key_deserializer"] = key_deserializer
+        if value_deserializer is not None:
+            given["value_deserializer"] = value_deserializer
+        self._config = Config(CONSUMER, given)
         cfg = self._config
         self._assignors = make_assignors(cfg.partition_assignment_strategy)
         self._subs = SubscriptionState(cfg.auto_offset_reset)
@@ -53,11 +75,16 @@ class Consumer:
         self._client = client if client is not None else _make_client(cfg)
         self._owns_client = client is None
         self._fetcher = Fetcher(self._client, self._subs, cfg, self._metrics)
-        self._offsets = OffsetLookup(self._client, cfg.isolation_level, cfg.retry_backoff_ms)
+        self._hub = ClientMetrics("consumer", cfg, self._client, self._collect_metrics,
+                                  {"group_id": cfg.group_id} if cfg.group_id else None)
+        self._offsets = OffsetLookup(self._client, cfg.isolation_level, cfg.retry_backoff_ms,
+                                     cfg.retry_backoff_max_ms)
         self._coordinator: GroupCoordinator | None = None
+        _check_group_protocol(cfg, settings)
         if cfg.group_id is not None:
-            self._coordinator = GroupCoordinator(self._client, self._subs, cfg, self._assignors,
-                                                 self._metrics, self._fetcher.drop_buffered)
+            group_cls = ConsumerGroupCoordinator if cfg.group_protocol == "consumer" else GroupCoordinator
+            self._coordinator = group_cls(self._client, self._subs, cfg, self._assignors, self._metrics,
+                                          self._fetcher.drop_buffered)
         elif cfg.group_instance_id is not None:
             raise Errors.ConfigError("setting 'group_instance_id' needs a 'group_id'")
         self._positions = PositionResolver(self._subs, self._fetcher, self._offsets, self._coordinator,
@@ -78,9 +105,11 @@ class Consumer:
         self._missing_topic_warning = RateLimitedWarning(log)
         self._topics_changed_at = 0.0
         self._stop_event = asyncio.Event()
+        #: OpenTelemetry hooks (aiokafka_lite.otel) when this consumer is instrumented, else None.
+        self._otel = telemetry_for("consumer", cfg)
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], *topics: str) -> Consumer:
+    def from_config(cls, config: Mapping[str, Any], *topics: str) -> Consumer[Any, Any]:
         """Build from Kafka's dotted names: ``Consumer.from_config({"bootstrap.servers": ...})``."""
         return cls(*topics, **dotted_to_kwargs(config))
 
@@ -113,10 +142,19 @@ class Consumer:
             await cv.refresh_all_topics(self._client, self._timeout, keep_tracking=False)
         except Errors.KafkaError as exc:
             log.warning("initial metadata refresh failed: %s", exc)
+        if isinstance(self._coordinator, ConsumerGroupCoordinator):
+            try:
+                await self._coordinator.check_broker(self._timeout)
+            except Errors.KafkaError:
+                self._closed = True
+                if self._owns_client:
+                    await self._client.close()
+                raise
         self._started = True
         if self._initial_topics:
             self.subscribe(self._initial_topics)
         self._fetcher.start()
+        self._hub.start()
         if self._coordinator is not None:
             self._coordinator.start()
         elif self._initial_topics:
@@ -129,6 +167,8 @@ class Consumer:
             return
         self._closed = True
         self._stop_event.set()
+        if self._otel is not None:
+            self._otel.close()
         try:
             if self._coordinator is not None and self._started:
                 self._leaving = True  # the listener's on_partitions_revoked may still commit()
@@ -137,12 +177,13 @@ class Consumer:
             self._leaving = False
             await self._fetcher.stop()
             await self._positions.stop()
+            await self._hub.close()  # before the connections close: the terminating KIP-714 push
             if self._owns_client:
                 await self._client.close()
 
     close = stop
 
-    async def __aenter__(self) -> Consumer:
+    async def __aenter__(self) -> Consumer[KT, VT]:
         await self.start()
         return self
 
@@ -198,19 +239,26 @@ class Consumer:
 
     # -- polling -----------------------------------------------------------------------------------------
     async def poll(self, *partitions: TopicPartition, timeout_ms: int = 0,
-                   max_records: int | None = None) -> dict[TopicPartition, list[ConsumerRecord]]:
+                   max_records: int | None = None) -> dict[TopicPartition, list[ConsumerRecord[KT, VT]]]:
         """Records by partition, at most ``max_records`` (default ``max_poll_records``) in total.
 
         Waits up to ``timeout_ms`` for data. Raises what a background task or the group ran into.
         """
+        if self._otel is not None:
+            return await self._otel.poll(self._poll_records, partitions, timeout_ms, max_records)
+        return await self._poll_records(partitions, timeout_ms, max_records)
+
+    getmany = poll
+
+    async def _poll_records(self, partitions: tuple[TopicPartition, ...], timeout_ms: int,
+                            max_records: int | None) -> dict[TopicPartition, list[ConsumerRecord[KT, VT]]]:
         limit = self._limit(max_records)
         result: dict[TopicPartition, list[ConsumerRecord]] = await self._poll(
             partitions, timeout_ms, lambda: self._fetcher.take_records(limit, partitions or None))
         if result and (self._key_deserializer is not None or self._value_deserializer is not None):
-            return self._deserialize(result)
-        return result
-
-    getmany = poll
+            result = self._deserialize(result)
+        # bytes records, or what the deserializers made of them: KT and VT say which.
+        return cast("dict[TopicPartition, list[ConsumerRecord[KT, VT]]]", result)
 
     async def poll_arrow(self, *partitions: TopicPartition, timeout_ms: int = 0,
                          max_records: int | None = None) -> dict[TopicPartition, Any]:
@@ -220,28 +268,35 @@ class Consumer:
         deserializers are not applied). ``max_records`` defaults to ``max_poll_records``.
         """
         limit = self._limit(max_records)
-        result: dict[TopicPartition, Any] = await self._poll(
-            partitions, timeout_ms, lambda: self._fetcher.take_arrow(limit, partitions or None))
+        take = lambda: self._fetcher.take_arrow(limit, partitions or None)  # noqa: E731
+        poll = self._poll if self._otel is None else partial(self._otel.poll, self._poll)
+        result: dict[TopicPartition, Any] = await poll(partitions, timeout_ms, take)
         return result
 
-    async def getone(self, *partitions: TopicPartition) -> ConsumerRecord:
+    async def getone(self, *partitions: TopicPartition) -> ConsumerRecord[KT, VT]:
         """The next record (of ``partitions``, if given), waiting as long as it takes."""
+        if self._otel is not None:  # a "process" span covers the caller's handling of the record
+            record: ConsumerRecord[KT, VT] = await self._otel.getone(self._getone, *partitions)
+            return record
+        return await self._getone(*partitions)
+
+    async def _getone(self, *partitions: TopicPartition) -> ConsumerRecord[KT, VT]:
         if not partitions and self._fast_path_open():
             record = self._fetcher.take_one()
             if record is not None:
                 if self._key_deserializer is not None or self._value_deserializer is not None:
-                    return self._deserialize({TopicPartition(record.topic, record.partition): [record]}
-                                             ).popitem()[1][0]
-                return record
+                    record = self._deserialize({TopicPartition(record.topic, record.partition): [record]}
+                                               ).popitem()[1][0]
+                return cast("ConsumerRecord[KT, VT]", record)
         while True:
-            batch = await self.poll(*partitions, timeout_ms=int(_FOREVER * 1000), max_records=1)
+            batch = await self._poll_records(partitions, int(_FOREVER * 1000), 1)
             for records in batch.values():
                 return records[0]
 
-    def __aiter__(self) -> Consumer:
+    def __aiter__(self) -> Consumer[KT, VT]:
         return self
 
-    async def __anext__(self) -> ConsumerRecord:
+    async def __anext__(self) -> ConsumerRecord[KT, VT]:
         try:
             return await self.getone()
         except Errors.ConsumerStoppedError:
@@ -335,24 +390,7 @@ class Consumer:
 
     def _deserialize(self, result: dict[TopicPartition, list[ConsumerRecord]]
                      ) -> dict[TopicPartition, list[ConsumerRecord]]:
-        kd, vd = self._key_deserializer, self._value_deserializer
-        out: dict[TopicPartition, list[ConsumerRecord]] = {}
-        for tp, records in result.items():
-            converted = []
-            for r in records:
-                try:
-                    converted.append(r._replace(key=kd(r.key) if kd is not None else r.key,
-                                                value=vd(r.value) if vd is not None else r.value))
-                except Exception as exc:
-                    # Nothing of this poll was delivered: put every partition back where it started.
-                    for tp2, recs in result.items():
-                        if self._subs.is_assigned(tp2) and recs:
-                            self._subs.seek(tp2, recs[0].offset, recs[0].leader_epoch)
-                    raise Errors.SerializationError(
-                        f"deserializing the record at {tp.topic}[{tp.partition}] offset {r.offset} failed: "
-                        f"{exc!r}; seek past it to skip it") from exc
-            out[tp] = converted
-        return out
+        return deserialize(result, self._key_deserializer, self._value_deserializer, self._subs)
 
     async def _assign_all_without_group(self) -> None:
         """subscribe() without a group_id (as aiokafka allows): every partition of the subscribed topics."""
@@ -393,7 +431,7 @@ class Consumer:
         """
         if not self._leaving:
             self._check_open()
-        coordinator = self._require_group("commit")
+        self._require_group("commit")
         if offsets is None:
             to_commit = self._subs.all_consumed()
         else:
@@ -402,7 +440,11 @@ class Consumer:
                 if not isinstance(tp, TopicPartition):
                     raise Errors.IllegalArgumentError(f"commit() keys must be TopicPartition, got {tp!r}")
                 to_commit[tp] = _offset_and_metadata(value)
-        await coordinator.commit_sync(to_commit, self._config.request_timeout_ms / 1000.0)
+        await (self._commit(to_commit) if self._otel is None else self._otel.commit(self._commit, to_commit))
+
+    async def _commit(self, offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
+        coordinator = self._require_group("commit")
+        await coordinator.commit_sync(offsets, self._config.request_timeout_ms / 1000.0)
 
     async def committed(self, tp: TopicPartition) -> int | None:
         """The group's committed offset of ``tp`` (None if nothing is committed)."""
@@ -519,47 +561,28 @@ class Consumer:
         return cv.partitions_for(self._client, topic)
 
     # -- metrics -----------------------------------------------------------------------------------------
-    def metrics(self) -> dict[str, Any]:
-        """Records and bytes consumed, fetch latency, lag per partition, rebalances, commits."""
+    @overload
+    def metrics(self, tagged: Literal[False] = False) -> dict[str, Any]: ...
+    @overload
+    def metrics(self, tagged: Literal[True]) -> list[Entry]: ...
+
+    def metrics(self, tagged: bool = False) -> dict[str, Any] | list[Entry]:
+        """Records and bytes consumed, fetch latency, lag per partition, rebalances, commits.
+
+        ``tagged=True``: Java's metrics (``consumer-metrics``, ``consumer-fetch-manager-metrics``,
+        ``consumer-coordinator-metrics``) with windowed rates, as ``{"group", "name", "tags", "value"}``."""
+        if tagged:
+            return self._hub.snapshot()
         lags = {tp: self._subs.lag(tp) for tp in self._subs.assigned_partitions()}
         return self._metrics.snapshot(lags)
+
+    def _collect_metrics(self, feed: Feed) -> None:
+        tps = self._subs.assigned_partitions()
+        collect(feed, self._metrics, {tp: self._subs.lag(tp) for tp in tps},
+                {tp: self._subs.lead(tp) for tp in tps})
 
     # -- helpers -----------------------------------------------------------------------------------------
     def _require_group(self, what: str) -> GroupCoordinator:
         if self._coordinator is None:
             raise Errors.IllegalStateError(f"{what}() needs a group_id")
         return self._coordinator
-
-
-def _offset_and_metadata(value: Any) -> OffsetAndMetadata:
-    if isinstance(value, OffsetAndMetadata):
-        om = value
-    elif isinstance(value, tuple) and len(value) == 2:
-        om = OffsetAndMetadata(value[0], value[1] or "")
-    else:
-        om = OffsetAndMetadata(value, "")
-    if not isinstance(om.offset, int) or isinstance(om.offset, bool) or om.offset < 0:
-        raise Errors.IllegalArgumentError(f"offsets to commit must be non-negative ints, got {om.offset!r}")
-    if not isinstance(om.metadata, str):
-        raise Errors.IllegalArgumentError(f"commit metadata must be a str, got {om.metadata!r}")
-    return om
-
-
-def _partitions(partitions: Iterable[TopicPartition]) -> set[TopicPartition]:
-    tps = set(partitions)
-    for tp in tps:
-        if not isinstance(tp, TopicPartition):
-            raise Errors.IllegalArgumentError(f"expected TopicPartition, got {tp!r}")
-    return tps
-
-
-async def _maybe_await(value: Any) -> Any:
-    if asyncio.iscoroutine(value) or isinstance(value, asyncio.Future):
-        return await value
-    return value
-
-
-def _make_client(config: Config) -> Any:
-    from ..net import KafkaClient
-
-    return KafkaClient(config)

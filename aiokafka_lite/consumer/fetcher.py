@@ -33,6 +33,7 @@ from . import cluster_view as cv
 from .corrupt import corrupt_error, find_corrupt
 from .fetch_session import SESSION_ERRORS, FetchPosition, FetchRequestData, FetchSessionHandler
 from .metrics import ConsumerMetrics
+from .read_replica import ReadReplicas
 from .subscription import OffsetResetStrategy, SubscriptionState
 
 log = logging.getLogger(__name__)
@@ -94,6 +95,10 @@ class Fetcher:
         self._isolation = READ_COMMITTED if config.isolation_level == "read_committed" else 0
         self._check_crcs = config.check_crcs
         self._retry_backoff = config.retry_backoff_ms / 1000.0
+        #: KIP-392: our rack goes in every Fetch (v11+) so the leader can name a replica near us.
+        self._rack_id = getattr(config, "client_rack", None) or ""
+        self._replicas = ReadReplicas(max(config.metadata_max_age_ms, 1) / 1000.0,
+                                      lambda node: cv.broker_known(client, node))
         self._completed: OrderedDict[TopicPartition, CompletedFetch] = OrderedDict()
         self._in_flight: dict[int, asyncio.Task[None]] = {}
         self._sessions: dict[int, FetchSessionHandler] = {}
@@ -205,15 +210,16 @@ class Fetcher:
                 need_metadata = True
                 retry_in = min(retry_in or 1e9, self._retry_backoff)
                 continue
-            if leader in self._in_flight:
+            node = self._fetch_node(tp, leader, now)
+            if node in self._in_flight:
                 continue
-            until = self._node_backoff.get(leader)
+            until = self._node_backoff.get(node)
             if until is not None and until > now:
                 retry_in = min(retry_in or 1e9, until - now)
                 continue
             st = self._subs.state(tp)
             assert st.position is not None
-            per_node.setdefault(leader, {})[tp] = FetchPosition(
+            per_node.setdefault(node, {})[tp] = FetchPosition(
                 st.position, self._partition_max_bytes, cv.leader_epoch(self._client, tp), -1,
                 cv.topic_id(self._client, tp.topic))
         if need_metadata:
@@ -225,6 +231,9 @@ class Fetcher:
             self._in_flight[node] = loop.create_task(self._fetch(node, wanted),
                                                      name=f"aiokafka_lite-fetch-{node}")
         return retry_in
+
+    def _fetch_node(self, tp: TopicPartition, leader: int, now: float) -> int:
+        return self._replicas.node_for(tp, leader, now, self._node_backoff)
 
     def _hold_back(self, node: int, wanted: dict[TopicPartition, FetchPosition]) -> bool:
         """Wait before fetching only caught-up partitions while others of the node still have data buffered.
@@ -239,7 +248,9 @@ class Fetcher:
                 return False
         for tp in self._completed:
             buffered = self._subs.state_or_none(tp)
-            if buffered is not None and not buffered.paused and cv.leader_for(self._client, tp) == node:
+            leader = cv.leader_for(self._client, tp)
+            if (buffered is not None and not buffered.paused and leader is not None
+                    and self._fetch_node(tp, leader, time.monotonic()) == node):
                 return True
         return False
 
@@ -265,7 +276,7 @@ class Fetcher:
         req = FetchRequest(
             replica_id=-1, max_wait_ms=self._max_wait_ms, min_bytes=self._min_bytes,
             max_bytes=self._max_bytes, isolation_level=self._isolation, session_id=data.session_id,
-            session_epoch=data.epoch,
+            session_epoch=data.epoch, rack_id=self._rack_id,
             topics=[FetchTopic(topic=t, topic_id=tid(t), partitions=ps) for t, ps in topics.items()],
             forgotten_topics_data=[ForgottenTopic(topic=t, topic_id=tid(t), partitions=ps)
                                    for t, ps in forgotten.items()])
@@ -293,6 +304,7 @@ class Fetcher:
             if not _transient(exc):
                 raise
             self._node_backoff[node] = time.monotonic() + self._retry_backoff
+            self._replicas.leave(wanted, node)
             cv.request_metadata_update(self._client)
             log.debug("cannot reach node %s for fetching: %s", node, exc)
             return
@@ -315,6 +327,7 @@ class Fetcher:
                 raise
             self._metrics.fetch_errors += 1
             self._node_backoff[node] = time.monotonic() + self._retry_backoff
+            self._replicas.leave(wanted, node)
             if exc.invalid_metadata or isinstance(exc, Errors.KafkaConnectionError):
                 cv.request_metadata_update(self._client)
             log.debug("fetch from node %s failed: %s", node, exc)
@@ -342,14 +355,20 @@ class Fetcher:
         for tp, pd in parts:
             pos = data.session_partitions.get(tp)
             if pos is not None:
-                self._handle_partition(tp, pos, pd)
+                self._handle_partition(tp, pos, pd, node)
 
-    def _handle_partition(self, tp: TopicPartition, pos: FetchPosition, pd: Any) -> None:
+    def _handle_partition(self, tp: TopicPartition, pos: FetchPosition, pd: Any, node: int) -> None:
         st = self._subs.state_or_none(tp)
         if st is None or not st.fetchable or st.position != pos.fetch_offset or tp in self._completed:
             return  # stale: sought, paused, revoked or already buffered meanwhile
         code = pd.error_code
         if code == 0:
+            replica = getattr(pd, "preferred_read_replica", -1)
+            if replica is not None and replica >= 0 and replica != node:
+                # KIP-392: the leader names a replica (in our rack) to fetch from until the
+                # metadata would be refreshed anyway; it sends no records with this answer.
+                self._replicas.prefer(tp, replica, time.monotonic())
+                self._wake.set()
             if pd.high_watermark >= 0:
                 st.high_watermark = pd.high_watermark
             st.last_stable_offset = pd.last_stable_offset
@@ -366,6 +385,15 @@ class Fetcher:
                 self._metrics.fetch_bytes += len(records)
                 self.data_ready.set()
             return
+        if self._replicas.leave((tp,), node):
+            # Any error from a read replica sends the partition back to its leader first. The
+            # replica may lag behind the leader (OFFSET_OUT_OF_RANGE there is no reason to reset),
+            # or have left the replica set (NOT_LEADER_OR_FOLLOWER, REPLICA_NOT_AVAILABLE...).
+            log.debug("fetch of %s from read replica %s: %s; back to the leader", tp, node,
+                      Errors.for_code(code).message)
+            if code == Errors.OffsetOutOfRangeError.errno:
+                self._wake.set()
+                return
         if code == Errors.OffsetOutOfRangeError.errno:
             if self._subs.default_reset is OffsetResetStrategy.NONE:
                 self.out_of_range[tp] = pos.fetch_offset
@@ -423,6 +451,7 @@ class Fetcher:
                     st.position = cf.next_offset
                 self._drop(tp)
             self._metrics.record_consumed(1, 0)
+            self._metrics.topic_consumed(tp.topic, 1, 0)
             return r
         return None
 
@@ -467,6 +496,7 @@ class Fetcher:
         if budget <= 0:
             return out
         for tp, cf in self._takeable(only):
+            fetched = 0  # bytes of this partition's fetch decoded now (counted once per fetch)
             if cf.records is None:
                 # Tens of thousands of new tuples at once would run the cyclic GC dozens of times over
                 # objects that cannot form cycles; one pass afterwards is enough.
@@ -483,12 +513,15 @@ class Fetcher:
                 cf.records, cf.next_offset, cf.leader_epoch = res.records, res.next_offset, res.leader_epoch
                 cf.index = 0
                 if cf.arrow is None:
-                    nbytes += len(cf.data)
+                    fetched = len(cf.data)
+                    nbytes += fetched
                 cf.arrow = None  # a later take_arrow re-decodes from the position
             recs = cf.records
             i = cf.index
             chunk = recs[i:i + budget] if i or len(recs) > budget else recs
             st = self._subs.state(tp)
+            if chunk or fetched:
+                self._metrics.topic_consumed(tp.topic, len(chunk), fetched)
             if chunk:
                 out[tp] = chunk
                 budget -= len(chunk)
@@ -515,6 +548,7 @@ class Fetcher:
         if budget <= 0:
             return out
         for tp, cf in self._takeable(only):
+            fetched = 0
             if cf.arrow is None:
                 try:
                     res = self._decode(decode_arrow, tp, cf)
@@ -524,12 +558,15 @@ class Fetcher:
                 cf.arrow, cf.next_offset, cf.leader_epoch = res.batch, res.next_offset, res.leader_epoch
                 cf.arrow_index = 0
                 if cf.records is None:
-                    nbytes += len(cf.data)
+                    fetched = len(cf.data)
+                    nbytes += fetched
                 cf.records = None  # a later take_records re-decodes from the position
             batch = cf.arrow
             i = cf.arrow_index
             n = min(budget, batch.num_rows - i)
             st = self._subs.state(tp)
+            if n > 0 or fetched:
+                self._metrics.topic_consumed(tp.topic, max(n, 0), fetched)
             if n > 0:
                 chunk = batch if (i == 0 and n == batch.num_rows) else batch.slice(i, n)
                 out[tp] = chunk

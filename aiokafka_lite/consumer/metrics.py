@@ -2,7 +2,8 @@
 
 Names follow the Java consumer's fetch-manager and coordinator metrics (``records-consumed-total`` becomes
 ``records_consumed_total``) so dashboards built for Java clients map over one to one. Updating a metric is an
-attribute increment on the hot path; rates and averages are computed only when read.
+attribute increment on the hot path; rates and averages are computed only when read. :func:`collect` gives
+Java's own names and groups (``Consumer.metrics(tagged=True)``), windowed by ``metrics.monitor``.
 """
 
 from __future__ import annotations
@@ -11,21 +12,24 @@ import time
 from collections import deque
 from typing import Any
 
+from ..metrics.monitor import Feed, Totals
 from ..structs import TopicPartition
 
+_G = "consumer-metrics"
+_FETCH = "consumer-fetch-manager-metrics"
+_COORD = "consumer-coordinator-metrics"
 
-class _Latency:
-    __slots__ = ("count", "max", "recent", "total")
+
+class _Latency(Totals):
+    __slots__ = ("max", "recent")
 
     def __init__(self) -> None:
-        self.count = 0
-        self.total = 0.0
+        super().__init__()
         self.max = 0.0
         self.recent: deque[tuple[float, float]] = deque(maxlen=256)
 
     def record(self, seconds: float) -> None:
-        self.count += 1
-        self.total += seconds
+        self.add(seconds)
         if seconds > self.max:
             self.max = seconds
         self.recent.append((time.monotonic(), seconds))
@@ -63,6 +67,16 @@ class ConsumerMetrics:
         self.last_heartbeat: float | None = None
         self.last_poll: float | None = None
         self._consumed_marks: deque[tuple[float, int, int]] = deque(maxlen=512)
+        #: Per topic: [records, bytes] consumed (consumer-fetch-manager-metrics with a topic tag).
+        self.topics: dict[str, list[int]] = {}
+
+    def topic_consumed(self, topic: str, records: int, nbytes: int) -> None:
+        """Per-topic totals, counted per partition chunk handed out (never per record)."""
+        counts = self.topics.get(topic)
+        if counts is None:
+            counts = self.topics[topic] = [0, 0]
+        counts[0] += records
+        counts[1] += nbytes
 
     def record_consumed(self, records: int, nbytes: int) -> None:
         self.records_consumed += records
@@ -100,7 +114,8 @@ class ConsumerMetrics:
             "fetch_latency_max_ms": fetch_max,
             "fetch_sessions_full_total": self.full_fetches,
             "fetch_sessions_incremental_total": self.incremental_fetches,
-            "records_lag": dict(lags),
+            # "topic-partition" keys, so that the whole snapshot is JSON-encodable (issue 15)
+            "records_lag": {f"{tp.topic}-{tp.partition}": lag for tp, lag in lags.items()},
             "records_lag_max": max(known) if known else None,
             "rebalance_total": self.rebalances,
             "failed_rebalance_total": self.failed_rebalances,
@@ -114,3 +129,39 @@ class ConsumerMetrics:
             "last_heartbeat_seconds_ago": None if self.last_heartbeat is None else now - self.last_heartbeat,
             "last_poll_seconds_ago": None if self.last_poll is None else now - self.last_poll,
         }
+
+
+def _ago(now: float, then: float | None) -> float | None:
+    return None if then is None else now - then
+
+
+def collect(feed: Feed, m: ConsumerMetrics, lags: dict[TopicPartition, int | None],
+            leads: dict[TopicPartition, int | None]) -> None:
+    """Emit the consumer's groups, as the Java consumer names them, into ``feed``."""
+    now = time.monotonic()
+    feed.gauge(_G, "last-poll-seconds-ago", _ago(now, m.last_poll))
+    feed.total(_FETCH, "records-consumed", m.records_consumed)
+    feed.total(_FETCH, "bytes-consumed", m.bytes_consumed)
+    feed.total(_FETCH, "fetch", m.fetch_requests)
+    feed.total(_FETCH, "fetch-error", m.fetch_errors)
+    feed.avg_max(_FETCH, "fetch-latency", m.fetch_latency, scale=1000.0)
+    feed.ratio(_FETCH, "fetch-size-avg", m.fetch_bytes, m.fetch_requests)
+    known_lags = [v for v in lags.values() if v is not None]
+    known_leads = [v for v in leads.values() if v is not None]
+    feed.gauge(_FETCH, "records-lag-max", max(known_lags) if known_lags else None)
+    feed.gauge(_FETCH, "records-lead-min", min(known_leads) if known_leads else None)
+    for topic, (records, nbytes) in list(m.topics.items()):
+        feed.total(_FETCH, "records-consumed", records, {"topic": topic})
+        feed.total(_FETCH, "bytes-consumed", nbytes, {"topic": topic})
+    for tp, lag in lags.items():
+        tags = {"topic": tp.topic, "partition": str(tp.partition)}
+        feed.gauge(_FETCH, "records-lag", lag, tags)
+        feed.gauge(_FETCH, "records-lead", leads.get(tp), tags)
+    feed.total(_COORD, "commit", m.commits)
+    feed.avg_max(_COORD, "commit-latency", m.commit_latency, scale=1000.0)
+    feed.total(_COORD, "rebalance", m.rebalances)
+    feed.total(_COORD, "failed-rebalance", m.failed_rebalances)
+    feed.avg_max(_COORD, "rebalance-latency", m.rebalance_latency, scale=1000.0)
+    feed.gauge(_COORD, "last-rebalance-seconds-ago", _ago(now, m.last_rebalance))
+    feed.total(_COORD, "heartbeat", m.heartbeats)
+    feed.gauge(_COORD, "last-heartbeat-seconds-ago", _ago(now, m.last_heartbeat))

@@ -280,6 +280,13 @@ class SubscriptionState:
                 for tp, st in self._assignment.items()
                 if st.position is not None and st.reset_strategy is None}
 
+    def lead(self, tp: TopicPartition) -> int | None:
+        """Records between the log start and the position (None until a fetch told the log start)."""
+        st = self._assignment.get(tp)
+        if st is None or st.position is None or st.log_start_offset < 0:
+            return None
+        return max(0, st.position - st.log_start_offset)
+
     def lag(self, tp: TopicPartition) -> int | None:
         st = self._assignment.get(tp)
         if st is None or st.position is None or st.high_watermark < 0:

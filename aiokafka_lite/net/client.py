@@ -120,6 +120,13 @@ class KafkaClient:
         self._md_warning = RateLimitedWarning(log)  # a broker down fails every retry: warn, then rarely
         #: The last error of a background metadata update (None after a success).
         self.last_metadata_error: BaseException | None = None
+        strategy = getattr(config, "metadata_recovery_strategy", "rebootstrap")
+        self._rebootstrap_enabled = strategy == "rebootstrap"
+        trigger_ms = getattr(config, "metadata_recovery_rebootstrap_trigger_ms", 300000)
+        self._rebootstrap_trigger = trigger_ms / 1000
+        self._rebootstrap_required = False
+        #: How many times the client went back to ``bootstrap_servers`` after starting.
+        self.rebootstraps = 0
         self._started = False
         self._closed = False
         self._fatal: BaseException | None = None
@@ -264,6 +271,11 @@ class KafkaClient:
     def close_connection(self, node_id: int) -> None:
         """Close the connection to ``node_id`` (requests in flight fail); the next send reconnects."""
         self._pool.close_key(node_id)
+
+    def connection_stats(self) -> tuple[int, int, int]:
+        """(open, opened so far, closed so far) handshaken connections, for the client metrics."""
+        pool = self._pool
+        return len(pool.ready_keys()), pool.created_total, pool.closed_total
 
     def least_loaded_node(self) -> int | None:
         """A connected broker with the fewest requests in flight, else a broker that may be
@@ -474,6 +486,7 @@ class KafkaClient:
         raise KafkaConnectionError(f"could not bootstrap from {tried}: {'; '.join(errors)}")
 
     def _metadata_candidates(self) -> list[PoolKey]:
+        """Known brokers, connected ones first (least loaded first), then the rest by backoff."""
         pool = self._pool
         ready = sorted(
             (k for k in pool.ready_keys() if isinstance(k, int) and self.cluster.broker(k)),
@@ -481,19 +494,35 @@ class KafkaClient:
         )
         others: list[PoolKey] = [b.node_id for b in self.cluster.brokers() if b.node_id not in ready]
         random.shuffle(others)
-        boots: list[PoolKey] = list(self._bootstrap_servers)
-        rest = others + boots
-        rest.sort(key=pool.connection_delay)  # stable: known brokers before bootstrap servers
-        return [*ready, *rest]
+        others.sort(key=pool.connection_delay)
+        return [*ready, *others]
 
-    async def _update_metadata(self, topics: frozenset[str] | None) -> None:
-        errors: list[str] = []
-        candidates = self._metadata_candidates()
+    def _rebootstrap_reason(self) -> str | None:
+        """Why the next update must skip the known brokers and go to the bootstrap servers, if so."""
+        if not self._rebootstrap_enabled:
+            return None
+        if self._rebootstrap_required:
+            return "a broker answered REBOOTSTRAP_REQUIRED"
+        stale = time.monotonic() - self.cluster.last_update
+        if self.cluster.version and stale >= self._rebootstrap_trigger:
+            return f"no metadata update succeeded for {stale * 1000:.0f} ms"
+        return None
+
+    async def _try_metadata(
+        self, candidates: list[PoolKey], topics: frozenset[str] | None, errors: list[str], final: bool
+    ) -> tuple[bool, bool]:
+        """Ask each candidate in turn; returns (answered, reached any: it answered or timed out).
+
+        Only the last candidate of the ``final`` pass waits out its reconnect backoff. A
+        REBOOTSTRAP_REQUIRED answer ends the pass when rebootstrapping is allowed.
+        """
+        reached = False
         for index, key in enumerate(candidates):
-            last = index == len(candidates) - 1
+            last = final and index == len(candidates) - 1
             try:
                 conn = await self._pool.connect(key, wait_backoff=last and not errors)
                 response = await self._fetch_metadata(conn, topics)
+                self._apply_metadata(response)
             except NodeNotReadyError as exc:
                 errors.append(str(exc))
                 continue
@@ -501,13 +530,47 @@ class KafkaClient:
                 raise
             except KafkaError as exc:
                 errors.append(f"{describe_key(key)}: {exc}")
+                # A broker that answered, or held a live connection until the timeout, is reachable.
+                reached = reached or not isinstance(exc, KafkaConnectionError)
+                if exc.rebootstrap and isinstance(key, int) and self._rebootstrap_enabled:
+                    self._rebootstrap_required = True
+                    return False, reached
                 continue
             finally:
                 if not isinstance(key, int):
                     self._pool.close_key(key)
-            self._apply_metadata(response)
-            return
-        raise KafkaConnectionError(f"metadata update failed, no broker answered: {'; '.join(errors)}")
+            return True, reached
+        return False, reached
+
+    async def _update_metadata(self, topics: frozenset[str] | None) -> None:
+        errors: list[str] = []
+        known = self._metadata_candidates()
+        reason = self._rebootstrap_reason()
+        if reason is None:
+            can_rebootstrap = self._rebootstrap_enabled or not known
+            answered, reached = await self._try_metadata(known, topics, errors, final=not can_rebootstrap)
+            if answered:
+                return
+            reason = self._rebootstrap_reason()
+            if reason is None and can_rebootstrap and (not reached or not known):
+                reason = "no known broker could be reached" if known else "no broker is known"
+            if reason is None:
+                raise KafkaConnectionError(
+                    f"metadata update failed, no broker answered: {'; '.join(errors)}"
+                )
+        # Rebootstrap (KIP-899 / KIP-1102): the bootstrap names are resolved again on connect,
+        # and whatever cluster answers there replaces the one we knew.
+        tried = ", ".join(f"{h}:{p}" for h, p in self._bootstrap_servers)
+        self._md_warning.warn("rebootstrap", "rebootstrapping from %s: %s", tried, reason)
+        answered, _ = await self._try_metadata(list(self._bootstrap_servers), topics, errors, final=True)
+        if not answered:
+            raise KafkaConnectionError(
+                f"metadata update failed ({reason}; rebootstrap from {tried} failed too): "
+                f"{'; '.join(errors)}"
+            )
+        self._rebootstrap_required = False
+        self.rebootstraps += 1
+        log.info("rebootstrapped from %s (%s): %r", tried, reason, self.cluster)
 
     def _apply_metadata(self, response: Any) -> None:
         code = getattr(response, "error_code", 0)

@@ -31,9 +31,11 @@ from ..errors import (
     ProtocolError,
 )
 from ..protocol import REQUEST_CLASSES, decode_response, encode_request
+from . import debuglog
 from ._timeout import run_with_timeout
 from .reauth import Reauthenticator
 from .settings import ConnectionSettings, choose_version
+from .tls import TLS_DROPPED_HINT, tls_failure_hint
 
 __all__ = ["BrokerConnection"]
 
@@ -89,7 +91,7 @@ class BrokerConnection(asyncio.Protocol):
         self.close_reason: BaseException | None = None
         #: True once the handshake completed (stays True after close: "this connection worked").
         self.established = False
-        self._tls_hint = ""  # added to connect errors while a TLS handshake is pending
+        self._tls_hint = ""  # added to connect errors while a TLS handshake (or a KDC answer) is pending
         #: The broker's supported range per API key, from ApiVersions.
         self.api_versions: dict[int, tuple[int, int]] = {}
         #: The ApiVersions version this connection starts with (lowered to 0 when a broker refuses it).
@@ -100,6 +102,8 @@ class BrokerConnection(asyncio.Protocol):
         self._max_frame = settings.max_frame
         self._max_in_flight = settings.max_in_flight
         self._request_timeout = settings.request_timeout
+        #: The ``debug`` contexts on for this client (empty: no debug lines, one falsy check per request).
+        self._debug = settings.debug
         self._corr = 0
         self._inflight: collections.deque[_InFlight] = collections.deque()
         self._slots_used = 0
@@ -210,6 +214,8 @@ class BrokerConnection(asyncio.Protocol):
             raise self._closed_error()
         self.state = "ready"
         self.established = True
+        if self._debug:
+            debuglog.connected(self._debug, self)
         self._last_io = self._loop.time()
         self._schedule_idle_check(self.settings.idle_timeout)
         self.reauth.schedule(self._session_lifetime_ms)
@@ -235,7 +241,8 @@ class BrokerConnection(asyncio.Protocol):
             )
         except ssl.SSLError as exc:
             sock.close()
-            raise AuthenticationFailedError(f"TLS handshake with {self} failed: {exc}") from exc
+            hint = tls_failure_hint(exc, self.host)
+            raise AuthenticationFailedError(f"TLS handshake with {self} failed: {exc}{hint}") from exc
         except OSError as exc:
             sock.close()
             raise KafkaConnectionError(f"cannot connect to {self}: {exc}{self._tls_hint}") from exc
@@ -285,10 +292,17 @@ class BrokerConnection(asyncio.Protocol):
         if self._closed:
             return
         partial = f" after {self._rx_have} bytes of an unfinished response" if self._rx_have else ""
+        if isinstance(exc, ssl.SSLError):  # a TLS 1.3 server refuses our certificate after the handshake
+            hint = tls_failure_hint(exc, self.host)
+            self.close(AuthenticationFailedError(f"TLS with {self} failed{partial}: {exc}{hint}"))
+            return
+        # A TLS server that drops us before its first answer has most likely refused our certificate.
+        tls = self._transport is not None and self._transport.get_extra_info("ssl_object") is not None
+        hint = TLS_DROPPED_HINT if tls and self.state == "connecting" and not self._rx_have else ""
         if exc is None:
-            self.close(KafkaConnectionError(f"connection to {self} was closed by the broker{partial}"))
+            self.close(KafkaConnectionError(f"connection to {self} was closed by the broker{partial}{hint}"))
         else:
-            self.close(KafkaConnectionError(f"connection to {self} broke{partial}: {exc}"))
+            self.close(KafkaConnectionError(f"connection to {self} broke{partial}: {exc}{hint}"))
 
     def pause_writing(self) -> None:
         self._write_paused = True
@@ -368,6 +382,9 @@ class BrokerConnection(asyncio.Protocol):
             return
         api_key = entry[2]
         if api_key < 0:
+            if self._debug:  # undecoded here (the caller decodes it): no error codes to show
+                debuglog.response(self._debug, self, -(api_key + 1), entry[3], corr,
+                                  self._loop.time() - entry[5], None)
             fut.set_result(bytes(frame))
             return
         try:
@@ -379,6 +396,9 @@ class BrokerConnection(asyncio.Protocol):
             fut.set_exception(error)
             self.close(ProtocolError(str(error.args[0])))
             return
+        if self._debug:
+            debuglog.response(self._debug, self, api_key, entry[3], corr, self._loop.time() - entry[5],
+                              response)
         throttle = getattr(response, "throttle_time_ms", 0)
         if throttle > 0:
             self.last_throttle_ms = throttle
@@ -437,6 +457,8 @@ class BrokerConnection(asyncio.Protocol):
         deadline = now + (self._request_timeout if timeout_ms is None else timeout_ms / 1000)
         api_key = request.API_KEY
         self._inflight.append((corr, fut, -(api_key + 1) if raw else api_key, version, deadline, now))
+        if self._debug:
+            debuglog.request(self._debug, self, api_key, version, corr, len(data))
         self._last_io = now
         if self._wbuf or len(self._inflight) > 1:
             self._queue_write(data)
@@ -471,6 +493,8 @@ class BrokerConnection(asyncio.Protocol):
         transport = self._transport
         if self._closed or transport is None:
             raise self._closed_error()
+        if self._debug:
+            debuglog.request(self._debug, self, request.API_KEY, version, corr, len(data), oneway=True)
         oneway = self._oneway
         oneway[corr] = None
         if len(oneway) > _MAX_ONEWAY_REMEMBERED:
@@ -617,6 +641,8 @@ class BrokerConnection(asyncio.Protocol):
                 transport.abort()
         if reason is not None and not isinstance(reason, asyncio.CancelledError):
             log.debug("closed %s: %s", self, reason)
+        if self._debug:
+            debuglog.closed(self._debug, self, reason, len(self._inflight))
         inflight, self._inflight = self._inflight, collections.deque()
         for corr, fut, api_key, version, _deadline, _sent in inflight:
             if not fut.done():

@@ -23,6 +23,7 @@ from ..protocol import decode_response
 from ..protocol.messages.api_versions import ApiVersionsRequest
 from ..protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 from ..protocol.messages.sasl_handshake import SaslHandshakeRequest
+from .sasl_gssapi import start_gssapi
 from .sasl_oauth import OAuthBearerClient, jwt_expiry
 from .scram import SaslClient, make_sasl_client
 
@@ -86,15 +87,12 @@ async def authenticate(conn: BrokerConnection, *, reauth: bool = False, token_li
     """
     settings = conn.settings
     mechanism = settings.sasl_mechanism
-    client: SaslClient
+    client: SaslClient | None = None
     if settings.sasl_oauth is not None:
         oauth_token = await settings.sasl_oauth.get(fresh_for=token_life)
         client = OAuthBearerClient(oauth_token, settings.sasl_oauth_extensions)
-        who = f"SASL OAUTHBEARER {'re-' if reauth else ''}authentication with {conn}"
-    else:
+    elif mechanism != "GSSAPI":  # GSSAPI's client is made after the handshake: it may wait for the KDC
         client = make_sasl_client(mechanism, settings.sasl_username, settings.sasl_password)
-        who = (f"SASL {mechanism} {'re-' if reauth else ''}authentication of user "
-               f"{settings.sasl_username!r} with {conn}")
     timeout_ms = settings.connect_timeout * 1000
     handshake_version = conn.version_for(SaslHandshakeRequest)
     if handshake_version < 1:
@@ -123,8 +121,20 @@ async def authenticate(conn: BrokerConnection, *, reauth: bool = False, token_li
             f"SaslHandshake for {mechanism} refused by {conn}: {for_code(response.error_code)()}"
         )
     auth_version = conn.version_for(SaslAuthenticateRequest)
+    if client is None:
+        # May wait for the KDC (in a thread): a connect timeout meanwhile says so.
+        conn._tls_hint = "; no answer yet from the Kerberos KDC (see krb5.conf / KRB5_CONFIG)"
+        gss = await start_gssapi(settings, conn.host)
+        conn._tls_hint = ""
+        client, subject = gss, f"principal {gss.principal!r}"
+    elif settings.sasl_oauth is None:
+        subject = f"user {settings.sasl_username!r}"
+    else:
+        subject = ""  # OAUTHBEARER: the principal is in the token
     token: bytes | None = client.first()
     lifetime_ms = 0
+    subject = f" of {subject}" if subject else ""
+    who = f"SASL {mechanism} {'re-' if reauth else ''}authentication{subject} with {conn}"
     while token is not None:
         answer = await conn.send(
             SaslAuthenticateRequest(auth_bytes=token), auth_version, timeout_ms=timeout_ms, auth=True

@@ -78,6 +78,9 @@ class ConnectionPool:
         self._connecting: dict[PoolKey, asyncio.Task[BrokerConnection]] = {}
         self._states: dict[PoolKey, _KeyState] = {}
         self._closed = False
+        #: Handshaken connections opened and closed so far (connection-creation/close-total).
+        self.created_total = 0
+        self.closed_total = 0
 
     # -- queries ----------------------------------------------------------------------------------
 
@@ -201,6 +204,7 @@ class ConnectionPool:
             state.last_error = None
             state.api_versions = conn.api_versions
             self._conns[key] = conn
+            self.created_total += 1
             return conn
         except asyncio.CancelledError:
             raise
@@ -221,6 +225,8 @@ class ConnectionPool:
 
     def _connection_closed(self, conn: BrokerConnection, reason: BaseException | None) -> None:
         key: PoolKey = conn.node_id if conn.node_id is not None else (conn.host, conn.port)
+        if conn.established:
+            self.closed_total += 1
         if self._conns.get(key) is conn:
             del self._conns[key]
         if reason is not None and conn.established and not self._closed:

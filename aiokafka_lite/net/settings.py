@@ -10,9 +10,11 @@ import ssl
 from collections.abc import Mapping
 from typing import Any
 
+from .. import _debug
 from ..errors import UnsupportedVersionError
 from .oauth_fetch import token_provider_from_config
 from .sasl_oauth import TokenCache, parse_extensions
+from .tls import build_ssl_context
 
 __all__ = ["ConnectionSettings", "choose_version"]
 
@@ -24,11 +26,16 @@ class ConnectionSettings:
     __slots__ = (
         "client_id",
         "connect_timeout",
+        "debug",
         "idle_timeout",
         "max_frame",
         "max_in_flight",
         "rcvbuf",
         "request_timeout",
+        "sasl_kerberos_domain_name",
+        "sasl_kerberos_keytab",
+        "sasl_kerberos_principal",
+        "sasl_kerberos_service_name",
         "sasl_mechanism",
         "sasl_oauth",
         "sasl_oauth_extensions",
@@ -49,10 +56,23 @@ class ConnectionSettings:
         self.sndbuf: int = config.send_buffer_bytes
         self.rcvbuf: int = config.receive_buffer_bytes
         self.security_protocol: str = config.security_protocol
-        self.ssl_context: ssl.SSLContext | None = config.ssl_context
+        self.ssl_context: ssl.SSLContext | None = build_ssl_context(config)
         self.sasl_mechanism: str = config.sasl_mechanism
         self.sasl_username: str | None = config.sasl_plain_username
         self.sasl_password: str | None = config.sasl_plain_password
+        self.sasl_kerberos_service_name: str = config.sasl_kerberos_service_name
+        self.sasl_kerberos_domain_name: str | None = config.sasl_kerberos_domain_name
+        self.sasl_kerberos_keytab: str | None = config.sasl_kerberos_keytab
+        self.sasl_kerberos_principal: str | None = config.sasl_kerberos_principal
+        if self.uses_sasl and self.sasl_mechanism == "GSSAPI":
+            from .sasl_gssapi import require_gssapi
+
+            require_gssapi()  # a missing optional package fails at construction, not at connect
+        debug = getattr(config, "debug", None)
+        #: The ``debug`` setting's contexts (``aiokafka_lite._debug``); empty when off.
+        self.debug: frozenset[str] = frozenset(debug.split(",")) if debug else frozenset()
+        if self.debug:
+            _debug.enable(self.debug)
         #: OAUTHBEARER: the client's token cache (one per client, shared by its connections).
         self.sasl_oauth: TokenCache | None = None
         self.sasl_oauth_extensions: dict[str, str] = {}

@@ -53,15 +53,18 @@ cdef class BatchResult:
 
     cdef _finish(self):
         self.done = True
-        fut = self._fut
-        if fut is not None and not fut.done():
-            fut.set_result(None)
+        # Done callbacks (added at send() time) are scheduled before the tasks awaiting the batch wake up,
+        # as an asyncio.Future runs callbacks in the order they were added: a tracing span ends at the ack,
+        # before send_and_wait() returns.
         cbs = self._callbacks
         if cbs:
             self._callbacks = None
             call_soon = self.loop.call_soon
             for fn, handle, ctx in cbs:
                 call_soon(fn, handle, context=ctx)
+        fut = self._fut
+        if fut is not None and not fut.done():
+            fut.set_result(None)
 
     def waiter(self):
         """The batch's one asyncio.Future, made on first need."""

@@ -70,17 +70,20 @@ class BatchResult:
 
     def _finish(self) -> None:
         self.done = True
-        fut = self._fut
-        if fut is not None and not fut.done():
-            # Always a plain result: the error lives here, so an unawaited batch never logs
-            # "Future exception was never retrieved".
-            fut.set_result(None)
+        # Done callbacks (added at send() time) are scheduled before the tasks awaiting the batch wake up,
+        # as an asyncio.Future runs callbacks in the order they were added: a tracing span ends at the ack,
+        # before send_and_wait() returns.
         cbs = self._callbacks
         if cbs:
             self._callbacks = None
             call_soon = self.loop.call_soon
             for fn, handle, ctx in cbs:
                 call_soon(fn, handle, context=ctx)
+        fut = self._fut
+        if fut is not None and not fut.done():
+            # Always a plain result: the error lives here, so an unawaited batch never logs
+            # "Future exception was never retrieved".
+            fut.set_result(None)
 
     def waiter(self) -> asyncio.Future[None]:
         """The batch's one asyncio.Future, made on first need."""

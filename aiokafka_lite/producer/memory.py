@@ -40,13 +40,15 @@ class _Waiter:
 class MemoryPool:
     """``total`` bytes, reserved per batch; ``reserve`` waits FIFO when exhausted."""
 
-    __slots__ = ("_closed_error", "_waiters", "available", "total")
+    __slots__ = ("_closed_error", "_waiters", "available", "total", "wait_seconds")
 
     def __init__(self, total: int) -> None:
         self.total = total
         self.available = total
         self._waiters: deque[_Waiter] = deque()
         self._closed_error: BaseException | None = None
+        #: Seconds senders spent waiting for memory, summed (bufferpool-wait-ratio); slow path only.
+        self.wait_seconds = 0.0
 
     @property
     def queued(self) -> int:
@@ -82,6 +84,7 @@ class MemoryPool:
         waiter = _Waiter(nbytes, fut)
         self._waiters.append(waiter)
         timer = loop.call_later(timeout_s, _expire, fut)
+        started = loop.time()
         try:
             await fut
         except BaseException as exc:
@@ -104,6 +107,7 @@ class MemoryPool:
             raise
         finally:
             timer.cancel()
+            self.wait_seconds += loop.time() - started
 
     def release(self, nbytes: int) -> None:
         """Give ``nbytes`` back and hand them to the first waiter(s) that fit."""

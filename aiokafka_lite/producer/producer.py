@@ -12,10 +12,12 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from functools import partial
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
+from .._instrument import telemetry_for
 from ..config import PRODUCER, Config, dotted_to_kwargs
 from ..errors import (
     IllegalArgumentError,
@@ -24,6 +26,8 @@ from ..errors import (
     KafkaTimeoutError,
     ProducerClosedError,
 )
+from ..metrics.hub import ClientMetrics
+from ..metrics.monitor import Entry, Feed
 from ..net import KafkaClient
 from ..records import BATCH_OVERHEAD, RECORD_OVERHEAD_MAX, codec_from_name
 from ..structs import OffsetAndMetadata, RecordMetadata, TopicPartition, check_topic_name
@@ -35,7 +39,7 @@ from .handles import RecordFuture, make_future
 from .idempotence import IdempotenceState
 from .interceptors import Interceptors, ProducerRecord
 from .memory import MemoryPool
-from .metrics import ProducerMetrics
+from .metrics import ProducerMetrics, collect
 from .partitioner import StickyPartitioner, call_custom, resolve_partitioner
 from .records_check import as_bytes, record_size, serialize
 from .sender import Sender
@@ -79,9 +83,12 @@ class Producer(SendCore):
                 raise ConfigError(f"setting {name!r} must be callable, got {type(fn).__name__}")
         self._interceptors = Interceptors(cfg.interceptors) if cfg.interceptors else None
         self._partitioner = resolve_partitioner(cfg.partitioner, cfg.partitioner_ignore_keys)
-        # What the fast path (SendCore.send) reads.
+        #: OpenTelemetry hooks (aiokafka_lite.otel) when this producer is instrumented, else None.
+        self._otel = telemetry_for("producer", cfg)
+        # What the fast path (SendCore.send) reads. An instrumented producer takes the slow path for every
+        # record, so the fast path never carries a telemetry check.
         self._plain = (self._interceptors is None and self._key_serializer is None
-                       and self._value_serializer is None)
+                       and self._value_serializer is None and self._otel is None)
         self._key_hash = self._partitioner.key_hash
         self._sticky_null = self._partitioner.null_key == "sticky"
         self._codec = codec_from_name(cfg.compression_type) if cfg.compression_type else 0
@@ -114,6 +121,9 @@ class Producer(SendCore):
         self._size_fast_limit = min(cfg.max_request_size, cfg.buffer_memory) - BATCH_OVERHEAD - \
             RECORD_OVERHEAD_MAX
         self._metrics = ProducerMetrics()
+        txn_id = self._transactional_id
+        self._hub = ClientMetrics("producer", cfg, self._client, self._collect_metrics,
+                                  {"transactional_id": txn_id} if txn_id else None)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._acc: RecordAccumulator | None = None
         self._sender: Sender | None = None
@@ -179,6 +189,7 @@ class Producer(SendCore):
             acc.wakeup = sender.wakeup
             self._client.add_metadata_listener(self._on_metadata)
             sender.start()
+            self._hub.start()
             self._started = True
             self._state = RUNNING
             if self._txn is not None:
@@ -192,6 +203,7 @@ class Producer(SendCore):
         if self._sender is not None:
             self._sender.force_close(ProducerClosedError("the producer failed to start"))
         self._state = _STOPPED
+        await self._hub.close()
         await self._client.close()
 
     async def stop(self, timeout: float | None = None) -> None:
@@ -221,6 +233,7 @@ class Producer(SendCore):
             raise
         finally:
             self._client.remove_metadata_listener(self._on_metadata)
+            await self._hub.close()  # the terminating KIP-714 push needs the connections still open
             await self._client.close()
 
     close = stop
@@ -309,8 +322,11 @@ class Producer(SendCore):
     # -- sending --------------------------------------------------------------------------------
 
     async def _send_slow(self, topic: str, value: Any, key: Any, partition: int | None,
-                         timestamp_ms: int | None, headers: Any) -> RecordFuture:
+                         timestamp_ms: int | None, headers: Any, _traced: bool = False) -> RecordFuture:
         """The complete send(): everything the fast path (``core.SendCore.send``) hands over."""
+        if self._otel is not None and not _traced:
+            return await self._otel.send(self._send_traced, topic, value, key, partition, timestamp_ms,
+                                         headers)
         if self._state != RUNNING:
             self._raise_unusable()
         if self._interceptors is not None:
@@ -372,6 +388,11 @@ class Producer(SendCore):
         if sticky:
             info.sticky_produced += nbytes + 8
         return fut
+
+    def _send_traced(self, topic: str, value: Any, key: Any, partition: int | None, timestamp_ms: int | None,
+                     headers: Any) -> Awaitable[RecordFuture]:
+        """The send the telemetry wraps (with the trace context in ``headers``)."""
+        return self._send_slow(topic, value, key, partition, timestamp_ms, headers, True)
 
     def _switch_sticky(self, info: TopicInfo) -> int:
         sticky = self._sticky
@@ -444,6 +465,9 @@ class Producer(SendCore):
         """
         if self._error is not None or not self._started or self._closed:
             self._raise_unusable()
+        if self._otel is not None:
+            return await self._otel.send_many(partial(send_many, self), topic, values, keys, partition,
+                                              timestamp_ms, headers)
         return await send_many(self, topic, values, keys, partition, timestamp_ms, headers)
 
     async def flush(self, timeout: float | None = None) -> None:
@@ -541,9 +565,19 @@ class Producer(SendCore):
 
     # -- metrics --------------------------------------------------------------------------------
 
-    def metrics(self) -> dict[str, Any]:
+    @overload
+    def metrics(self, tagged: Literal[False] = False) -> dict[str, Any]: ...
+    @overload
+    def metrics(self, tagged: Literal[True]) -> list[Entry]: ...
+
+    def metrics(self, tagged: bool = False) -> dict[str, Any] | list[Entry]:
         """Records and bytes sent, batch size, compression ratio, request latency, requests in flight,
-        buffer available, retries and errors (Kafka's producer metric names)."""
+        buffer available, retries and errors (Kafka's producer metric names), as lifetime figures.
+
+        ``tagged=True``: Java's metrics (``producer-metrics``, ``producer-node-metrics``,
+        ``producer-topic-metrics``) with windowed rates, as ``{"group", "name", "tags", "value"}``."""
+        if tagged:
+            return self._hub.snapshot()
         acc = self._acc
         if acc is None:
             return self._metrics.snapshot(buffer_total=self._buffer_memory,
@@ -552,6 +586,9 @@ class Producer(SendCore):
         return self._metrics.snapshot(buffer_total=acc.pool.total, buffer_available=acc.pool.available,
                                       waiting_senders=acc.pool.queued,
                                       queued_batches=sum(len(dq) for dq in acc.batches.values()))
+
+    def _collect_metrics(self, feed: Feed) -> None:
+        collect(feed, self._metrics, self._acc, self._buffer_memory)
 
     def __repr__(self) -> str:
         state = "stopped" if self._closed else "started" if self._started else "new"

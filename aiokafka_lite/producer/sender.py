@@ -441,7 +441,7 @@ class Sender:
                 for batch in batches:
                     self._failed_attempt(batch, error, node)
                 return
-            m.on_response(time.perf_counter() - sent_at)
+            m.on_response(time.perf_counter() - sent_at, node)
             response = task.result()
             if response is None:  # acks=0: nothing comes back
                 for batch in batches:
@@ -479,6 +479,11 @@ class Sender:
         m.bytes_sent += size
         m.compressed_bytes += size
         m.uncompressed_bytes += batch.uncompressed_size
+        t = m.topic(batch.tp.topic)
+        t.records += n
+        t.bytes += size
+        t.compressed += size
+        t.uncompressed += batch.uncompressed_size
         self.acc.complete(batch)
         batch.result.set_result(base_offset, log_append_time)
         if batch.parents is not None:
@@ -491,6 +496,7 @@ class Sender:
         m = self.metrics
         m.batches_failed += 1
         m.records_failed += batch.count()
+        m.topic(batch.tp.topic).errors += batch.count()
         if self.txn is not None:
             self.txn.on_batch_failed(error)
         self.acc.fail_batch(batch, error)
@@ -559,6 +565,7 @@ class Sender:
         m = self.metrics
         m.batch_retries += 1
         m.record_retries += batch.count()
+        m.topic(batch.tp.topic).retries += batch.count()
         self.acc.reenqueue(batch, now + self.backoff.delay(batch.attempts))
 
     # -- failure --------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from ._codecs import MAX_DECOMPRESSED_SIZE
+from ._codecs import MAX_DECOMPRESSED_SIZE, compress
 from ._types import (
     BATCH_OVERHEAD,
     CODEC_GZIP,
@@ -131,6 +131,7 @@ __all__ = [
     "arrow_schema",
     "build_control_batch",
     "codec_from_name",
+    "compress",
     "control_key",
     "control_value",
     "decode_arrow",

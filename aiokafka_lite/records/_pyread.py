@@ -299,8 +299,10 @@ def decode_records(data: Any, topic: str, partition: int, *, check_crcs: bool = 
     out: list[ConsumerRecord] = []
 
     def emit(r: Record, leader_epoch: int) -> None:
+        # A tombstone's value is None although ConsumerRecord types it VT (see its docstring).
         out.append(ConsumerRecord(
-            topic, partition, r.offset, r.timestamp, r.timestamp_type, r.key, r.value, r.headers,
+            topic, partition, r.offset, r.timestamp, r.timestamp_type, r.key, r.value,  # type: ignore[arg-type]
+            r.headers,
             -1 if r.key is None else len(r.key), -1 if r.value is None else len(r.value), leader_epoch))
 
     next_offset, leader_epoch, truncated = _walk(

@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 
 from .. import errors as Errors
 from ..config import COMMON, Config
+from ..net.list_offsets import list_offsets
 from ..protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
-from ..protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from ..structs import TopicPartition
 from ._client_cache import config_key, worker_loop
 from .options import Subscription
@@ -41,7 +41,6 @@ _REFRESH = frozenset({
     Errors.FetchSessionTopicIdError.errno, Errors.KafkaStorageError.errno,
     Errors.NotEnoughReplicasError.errno, Errors.OffsetNotAvailableError.errno,
 })
-_ATTEMPTS = 8
 #: Ceiling of the exponential backoff between retries that wait out an unreachable broker.
 _MAX_BACKOFF_S = 1.0
 
@@ -204,48 +203,17 @@ class SourceClient:
     async def list_offsets(self, tps: Iterable[TopicPartition], spec: int,
                            read_committed: bool) -> dict[TopicPartition, int | None]:
         """Offsets for -2 (earliest), -1 (latest; the last stable offset when read_committed) or a
-        timestamp in ms (first offset with a timestamp >= it; None when there is none)."""
-        remaining = sorted(set(tps))
+        timestamp in ms (first offset with a timestamp >= it; None when there is none). One request
+        timeout's worth of retries here (net/list_offsets.py); the callers' ``retrying`` goes on."""
+        wanted = dict.fromkeys(sorted(set(tps)), spec)
+        outcomes = await list_offsets(self.client, wanted, timeout=self.request_timeout_ms / 1000.0,
+                                      read_committed=read_committed,
+                                      retry_backoff_ms=self.retry_backoff_s * 1000.0)
         out: dict[TopicPartition, int | None] = {}
-        last_error: BaseException | None = None
-        for attempt in range(_ATTEMPTS):
-            if not remaining:
-                return out
-            if attempt:
-                await asyncio.sleep(self.retry_backoff_s * attempt)
-            retry: list[TopicPartition] = []
-            try:
-                groups = await self._leaders(remaining)
-            except Errors.KafkaError as exc:
-                if not exc.retriable:
-                    raise
-                last_error = exc
-                await self._refresh({tp.topic for tp in remaining})
-                continue
-            results = await asyncio.gather(
-                *(self._list_on(node, group, spec, read_committed) for node, group in groups.items()),
-                return_exceptions=True)
-            for group, result in zip(groups.values(), results, strict=True):
-                if isinstance(result, BaseException):
-                    if isinstance(result, Errors.KafkaError) and result.retriable:
-                        last_error = result
-                        retry.extend(group)
-                        continue
-                    raise result
-                for tp, (code, offset) in result.items():
-                    if code == 0:
-                        out[tp] = None if offset < 0 else offset
-                    elif code in _REFRESH or Errors.for_code(code).retriable:
-                        last_error = Errors.for_code(code)(f"ListOffsets for {tp.topic}-{tp.partition}")
-                        retry.append(tp)
-                    else:
-                        raise Errors.for_code(code)(f"ListOffsets for {tp.topic}-{tp.partition}")
-            if retry:
-                await self._refresh({tp.topic for tp in retry})
-            remaining = retry
-        if remaining:
-            assert last_error is not None
-            raise last_error
+        for tp, answer in outcomes.items():
+            if isinstance(answer, Errors.KafkaError):
+                raise answer
+            out[tp] = None if answer.offset < 0 else answer.offset
         return out
 
     async def offsets_for_time(self, tps: Iterable[TopicPartition], timestamp_ms: int, read_committed: bool,
@@ -298,28 +266,6 @@ class SourceClient:
                 log.info("ListOffsets(timestamp=%d) for %s-%d answered %d, but no record is that recent",
                          timestamp_ms, tp.topic, tp.partition, answer)
                 return None
-
-    async def _list_on(self, node: int, tps: list[TopicPartition], spec: int,
-                       read_committed: bool) -> dict[TopicPartition, tuple[int, int]]:
-        version = await self._version(node, ListOffsetsRequest)
-        if read_committed and version < 2:
-            raise Errors.UnsupportedVersionError("read_committed offsets need ListOffsets v2+")
-        topics: dict[str, list[ListOffsetsPartition]] = {}
-        for tp in tps:
-            topics.setdefault(tp.topic, []).append(ListOffsetsPartition(
-                partition_index=tp.partition, current_leader_epoch=-1, timestamp=spec, max_num_offsets=1))
-        req = ListOffsetsRequest(replica_id=-1, isolation_level=1 if read_committed else 0,
-                                 topics=[ListOffsetsTopic(name=t, partitions=ps) for t, ps in topics.items()],
-                                 timeout_ms=self.request_timeout_ms)
-        resp = await self.client.send(node, req, version=version)
-        out: dict[TopicPartition, tuple[int, int]] = {}
-        for topic in resp.topics:
-            for p in topic.partitions:
-                offset = p.offset
-                if version == 0:
-                    offset = p.old_style_offsets[0] if p.old_style_offsets else -1
-                out[TopicPartition(topic.name, p.partition_index)] = (p.error_code, offset)
-        return out
 
     async def latest_offsets(self, tps: Iterable[TopicPartition],
                              read_committed: bool) -> dict[TopicPartition, int | None]:

@@ -50,7 +50,8 @@ _OAUTH_ALIASES = {
     "sasl.oauthbearer.client.credentials.client.secret": "sasl.oauthbearer.client.secret",
 }
 _JAAS_REFUSED = {
-    "com.sun.security.auth.module.Krb5LoginModule": "SASL/GSSAPI (Kerberos) is not supported by this client",
+    "com.sun.security.auth.module.Krb5LoginModule":
+        "SASL/GSSAPI (Kerberos) is not supported by the data source yet",
 }
 _PARTITIONERS = {
     "org.apache.kafka.clients.producer.internals.DefaultPartitioner": "default",
@@ -60,7 +61,7 @@ _PARTITIONERS = {
 #: Java settings with no equivalent here; refused rather than silently ignored.
 _REFUSED_PREFIXES = {
     "ssl.keystore.": "client certificates (mutual TLS) are not supported by the data source yet",
-    "sasl.kerberos.": "SASL/GSSAPI (Kerberos) is not supported by this client",
+    "sasl.kerberos.": "SASL/GSSAPI (Kerberos) is not supported by the data source yet",
     "sasl.oauthbearer.": "a broker-side or Java-class OAUTHBEARER setting (see docs/security.md for the "
                          "client's)",
     "sasl.login.": "SASL login callbacks are Java classes; give username and password in sasl.jaas.config "

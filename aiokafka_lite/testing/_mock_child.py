@@ -38,6 +38,7 @@ _SIGNATURES: list[tuple[str, Any, list[Any]]] = [
     ("rd_kafka_mock_topic_set_error", None, [_c_p, _str, _int]),
     ("rd_kafka_mock_partition_set_leader", _int, [_c_p, _str, _i32, _i32]),
     ("rd_kafka_mock_partition_set_follower", _int, [_c_p, _str, _i32, _i32]),
+    ("rd_kafka_mock_partition_set_follower_wmarks", _int, [_c_p, _str, _i32, ctypes.c_int64, ctypes.c_int64]),
     ("rd_kafka_mock_broker_set_down", _int, [_c_p, _i32]),
     ("rd_kafka_mock_broker_set_up", _int, [_c_p, _i32]),
     ("rd_kafka_mock_broker_set_rtt", _int, [_c_p, _i32, _int]),
@@ -49,6 +50,8 @@ _SIGNATURES: list[tuple[str, Any, list[Any]]] = [
     ("rd_kafka_mock_clear_request_errors", None, [_c_p, _i16]),
     ("rd_kafka_mock_coordinator_set", _int, [_c_p, _str, _str, _i32]),
     ("rd_kafka_mock_set_apiversion", _int, [_c_p, _i16, _i16, _i16]),
+    ("rd_kafka_mock_set_group_consumer_heartbeat_interval_ms", None, [_c_p, _int]),
+    ("rd_kafka_mock_set_group_consumer_session_timeout_ms", None, [_c_p, _int]),
     ("rd_kafka_mock_start_request_tracking", None, [_c_p]),
     ("rd_kafka_mock_stop_request_tracking", None, [_c_p]),
     ("rd_kafka_mock_clear_requests", None, [_c_p]),
@@ -57,7 +60,13 @@ _SIGNATURES: list[tuple[str, Any, list[Any]]] = [
     ("rd_kafka_mock_request_api_key", _i16, [_c_p]),
     ("rd_kafka_mock_request_timestamp", ctypes.c_int64, [_c_p]),
     ("rd_kafka_mock_request_destroy_array", None, [ctypes.POINTER(_c_p), _size]),
+    ("rd_kafka_mock_telemetry_set_requested_metrics", _int, [_c_p, ctypes.POINTER(_str), _size]),
+    ("rd_kafka_mock_telemetry_set_push_interval", _int, [_c_p, ctypes.c_int64]),
+    ("rd_kafka_conf_set_log_cb", None, [_c_p, _c_p]),
 ]
+
+#: librdkafka's log callback: (rk, level, facility, message).
+_LOG_CB = ctypes.CFUNCTYPE(None, _c_p, _int, _str, _str)
 
 
 class _Failed(Exception):
@@ -75,6 +84,12 @@ class MockClusterChild:
             fn.argtypes = argtypes
         errstr = ctypes.create_string_buffer(512)
         conf = self.lib.rd_kafka_conf_new()
+        # The mock decodes every PushTelemetry payload with librdkafka's own OTLP decoder and logs what
+        # it read under the MOCKTELEMETRY facility (rdkafka_mock_handlers.c); keep those lines for
+        # op_telemetry_log, and pass every line on to stderr as the default logger would.
+        self.telemetry_lines: list[str] = []
+        self._log_cb = _LOG_CB(self._on_log)
+        self.lib.rd_kafka_conf_set_log_cb(conf, ctypes.cast(self._log_cb, _c_p))
         settings = [(b"client.id", b"aiokafka-lite-mock")]
         if debug:
             settings.append((b"debug", debug.encode()))
@@ -87,6 +102,13 @@ class MockClusterChild:
         self.mc = self.lib.rd_kafka_mock_cluster_new(self.rk, brokers)
         if not self.mc:
             raise _Failed(f"rd_kafka_mock_cluster_new({brokers}) failed")
+
+    def _on_log(self, rk: Any, level: int, fac: bytes, buf: bytes) -> None:
+        facility, text = fac.decode(errors="replace"), buf.decode(errors="replace")
+        if facility == "MOCKTELEMETRY":
+            self.telemetry_lines.append(text)
+        sys.stderr.write(f"%{level}|{facility}| {text}\n")
+        sys.stderr.flush()
 
     def close(self) -> None:
         self.lib.rd_kafka_mock_cluster_destroy(self.mc)
@@ -118,6 +140,10 @@ class MockClusterChild:
     def op_partition_set_follower(self, topic: str, partition: int, broker_id: int) -> None:
         err = self.lib.rd_kafka_mock_partition_set_follower(self.mc, topic.encode(), partition, broker_id)
         self._check(err, "partition_set_follower")
+
+    def op_partition_set_follower_wmarks(self, topic: str, partition: int, lo: int, hi: int) -> None:
+        err = self.lib.rd_kafka_mock_partition_set_follower_wmarks(self.mc, topic.encode(), partition, lo, hi)
+        self._check(err, "partition_set_follower_wmarks")
 
     def op_broker_set_down(self, broker_id: int) -> None:
         self._check(self.lib.rd_kafka_mock_broker_set_down(self.mc, broker_id), "broker_set_down")
@@ -163,6 +189,10 @@ class MockClusterChild:
         err = self.lib.rd_kafka_mock_set_apiversion(self.mc, api_key, min_version, max_version)
         self._check(err, f"set_apiversion({api_key})")
 
+    def op_set_group_consumer_timing(self, heartbeat_interval_ms: int, session_timeout_ms: int) -> None:
+        self.lib.rd_kafka_mock_set_group_consumer_heartbeat_interval_ms(self.mc, heartbeat_interval_ms)
+        self.lib.rd_kafka_mock_set_group_consumer_session_timeout_ms(self.mc, session_timeout_ms)
+
     def op_start_request_tracking(self) -> None:
         self.lib.rd_kafka_mock_start_request_tracking(self.mc)
 
@@ -187,6 +217,20 @@ class MockClusterChild:
         ]
         self.lib.rd_kafka_mock_request_destroy_array(reqs, cnt.value)
         return out
+
+
+    def op_telemetry_set_requested_metrics(self, metrics: list[str]) -> None:
+        array = (_str * len(metrics))(*(m.encode() for m in metrics))
+        err = self.lib.rd_kafka_mock_telemetry_set_requested_metrics(self.mc, array, len(metrics))
+        self._check(err, "telemetry_set_requested_metrics")
+
+    def op_telemetry_set_push_interval(self, push_interval_ms: int) -> None:
+        err = self.lib.rd_kafka_mock_telemetry_set_push_interval(self.mc, push_interval_ms)
+        self._check(err, "telemetry_set_push_interval")
+
+    def op_telemetry_log(self) -> list[str]:
+        lines, self.telemetry_lines = self.telemetry_lines, []
+        return lines
 
 
 def _reply(out: TextIO, ok: bool, value: Any) -> None:

@@ -302,6 +302,11 @@ class MockCluster:
         """Set the preferred replica a consumer is told to fetch from (KIP-392)."""
         self._call("partition_set_follower", topic=topic, partition=partition, broker_id=broker_id)
 
+    def set_follower_wmarks(self, topic: str, partition: int, low: int, high: int) -> None:
+        """Freeze the follower's log start / end offsets (-1 for either: follow the leader again), so
+        that a fetch from the follower past ``high`` gets OFFSET_OUT_OF_RANGE (a lagging replica)."""
+        self._call("partition_set_follower_wmarks", topic=topic, partition=partition, lo=low, hi=high)
+
     def set_down(self, broker_id: int = ALL_BROKERS) -> None:
         """Close the broker's connections and listener (connects are refused); no leader change."""
         self._call("broker_set_down", broker_id=broker_id)
@@ -352,6 +357,13 @@ class MockCluster:
         """Limit the versions ApiVersions advertises for ``api_key`` (-1, -1 disables the API)."""
         self._call("set_apiversion", api_key=api_key, min_version=min_version, max_version=max_version)
 
+    def set_consumer_group_timing(self, heartbeat_interval_ms: int, session_timeout_ms: int = 30000) -> None:
+        """KIP-848 (ConsumerGroupHeartbeat) groups tell their members this heartbeat interval and expire them
+        after this session timeout, from each group's next heartbeat on (the mock's defaults: 3000 and
+        30000 ms; rdkafka_mock_cgrp.c reads them on every heartbeat)."""
+        self._call("set_group_consumer_timing", heartbeat_interval_ms=heartbeat_interval_ms,
+                   session_timeout_ms=session_timeout_ms)
+
     def start_request_tracking(self) -> None:
         self._call("start_request_tracking")
 
@@ -364,3 +376,17 @@ class MockCluster:
     def requests(self) -> list[MockRequest]:
         """Requests received since tracking started (or the last :meth:`clear_requests`)."""
         return [MockRequest(*r) for r in self._call("get_requests")]
+
+    def set_telemetry_metrics(self, prefixes: Iterable[str]) -> None:
+        """Metric name prefixes the brokers subscribe to (KIP-714); ``[""]`` is every metric, ``[]`` none."""
+        self._call("telemetry_set_requested_metrics", metrics=list(prefixes))
+
+    def set_telemetry_push_interval(self, push_interval_ms: int) -> None:
+        """The push interval the brokers hand out in GetTelemetrySubscriptions (default 5 minutes)."""
+        self._call("telemetry_set_push_interval", push_interval_ms=push_interval_ms)
+
+    def telemetry_log(self) -> list[str]:
+        """What the mock decoded from PushTelemetry payloads since the last call (librdkafka's own OTLP
+        decoder: metric names and attribute strings as ``string value: ...``, data points as
+        ``NumberDataPoint ... value: ...``, ``Metric type: 0|1`` for sum|gauge)."""
+        return list(self._call("telemetry_log"))

@@ -21,7 +21,7 @@ import ssl
 import struct
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -93,9 +93,13 @@ class SaslFront:
         port: int | None = None,
         session_lifetime_ms: int = 0,
         oauth: JwtValidator | None = None,
+        mechanism_servers: Mapping[str, Callable[[], Any]] | None = None,
     ) -> None:
         self.users = dict(users)
-        self.mechanisms = tuple(mechanisms)
+        #: More mechanisms: name -> a factory of servers with ``step(bytes) -> (answer, done)`` that
+        #: raise ValueError (its message goes to the client) to refuse (e.g. kdc.GssapiServer).
+        self.mechanism_servers = dict(mechanism_servers or {})
+        self.mechanisms = tuple(mechanisms) + tuple(self.mechanism_servers)
         self.upstream = upstream
         self.host = LOOPBACK
         self.port = port or 0
@@ -257,7 +261,9 @@ class SaslFront:
         if not ok:
             return False
         state: dict[str, Any] = {"mechanism": mechanism, "round": 0}
-        if mechanism.startswith("SCRAM-"):
+        if mechanism in self.mechanism_servers:
+            state["server"] = self.mechanism_servers[mechanism]()
+        elif mechanism.startswith("SCRAM-"):
             state["scram"] = ScramMechanism(mechanism).make_server(self._auth_info[mechanism].__getitem__)
         while True:
             header, auth_request = decode_request(await _read_frame(reader))
@@ -310,6 +316,15 @@ class SaslFront:
         )
         if mechanism == "OAUTHBEARER":
             return self._oauth_step(state, message)
+        if mechanism in self.mechanism_servers:
+            server = state["server"]
+            try:
+                out, done = server.step(message)
+            except ValueError as exc:
+                raise _AuthFailed(str(exc)) from None
+            if done:
+                state["principal"] = getattr(server, "principal", None) or mechanism
+            return bytes(out), bool(done)
         if mechanism == "PLAIN":
             parts = message.split(b"\x00")
             if len(parts) != 3:
@@ -365,9 +380,11 @@ class SaslBroker:
         mechanisms: Iterable[str] = MECHANISMS,
         session_lifetime_ms: int = 0,
         oauth: JwtValidator | None = None,
+        mechanism_servers: Mapping[str, Callable[[], Any]] | None = None,
     ) -> None:
         self.front = SaslFront(users, mechanisms=mechanisms, port=free_port(),
-                               session_lifetime_ms=session_lifetime_ms, oauth=oauth)
+                               session_lifetime_ms=session_lifetime_ms, oauth=oauth,
+                               mechanism_servers=mechanism_servers)
         self.tls: TlsBroker | None = None
         if tls:
             self.tls = TlsBroker(upstream=(self.front.host, self.front.port))

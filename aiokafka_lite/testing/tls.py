@@ -4,7 +4,8 @@ Tansu cannot serve TLS itself (see shared/brokers.md), so :class:`TlsBroker` run
 ``stunnel4`` (or ``socat``) on one loopback port, decrypting into a Tansu that listens on another
 port but *advertises* the terminator's address: every connection the client opens after metadata
 goes through TLS too. Certificates come from the ``openssl`` command line (EC P-256 keys, valid two
-days, SAN ``IP:127.0.0.1`` and ``DNS:localhost``). Every process is stopped by its PID.
+days, SAN ``IP:127.0.0.1`` and ``DNS:localhost`` unless told otherwise); a terminator can require a
+client certificate signed by the CA (:func:`make_client_certificate`). Every process is stopped by its PID.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = [
     "TlsSetupError",
     "TlsTerminator",
     "make_certificates",
+    "make_client_certificate",
 ]
 
 LOOPBACK = "127.0.0.1"
@@ -65,9 +67,14 @@ def _openssl(args: list[str], cwd: Path) -> None:
         raise TlsSetupError(f"openssl {' '.join(args[:2])} failed: {proc.stderr.strip()}")
 
 
-def make_certificates(directory: str | os.PathLike[str] | None = None, name: str = "test") -> CertificateSet:
+def make_certificates(
+    directory: str | os.PathLike[str] | None = None,
+    name: str = "test",
+    san: str = "IP:127.0.0.1,DNS:localhost",
+) -> CertificateSet:
     """Create ``<name>-ca.pem``/``-ca.key`` and ``<name>-server.pem``/``-server.key`` in ``directory``
-    (a new temporary directory by default). Call twice for a CA that the other set does not trust."""
+    (a new temporary directory by default). Call twice for a CA that the other set does not trust.
+    ``san`` is the server certificate's subjectAltName (another one makes a host name mismatch)."""
     path = Path(directory) if directory is not None else Path(tempfile.mkdtemp(prefix="aiokafka-lite-tls-"))
     path.mkdir(parents=True, exist_ok=True)
     ca_key, ca_cert = path / f"{name}-ca.key", path / f"{name}-ca.pem"
@@ -96,7 +103,7 @@ def make_certificates(directory: str | os.PathLike[str] | None = None, name: str
     )
     _openssl(["req", *ec, "-keyout", key.name, "-out", csr.name, "-subj", "/CN=127.0.0.1"], path)
     ext.write_text(
-        "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
+        f"subjectAltName={san}\n"
         "basicConstraints=CA:FALSE\n"
         "keyUsage=critical,digitalSignature,keyEncipherment\n"
         "extendedKeyUsage=serverAuth\n"
@@ -122,6 +129,32 @@ def make_certificates(directory: str | os.PathLike[str] | None = None, name: str
         path,
     )
     return CertificateSet(path, ca_cert, ca_key, cert, key)
+
+
+def make_client_certificate(
+    certs: CertificateSet, name: str = "client", password: str | None = None
+) -> tuple[Path, Path]:
+    """A client certificate ``<name>.pem`` signed by ``certs``' CA, and its key ``<name>.key``
+    (encrypted with AES-256 under ``password`` if given); returns their paths."""
+    path = certs.directory
+    key, csr, cert, ext = (path / f"{name}{suffix}" for suffix in (".key", ".csr", ".pem", ".ext"))
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    _openssl(["req", *ec, "-keyout", key.name, "-out", csr.name, "-subj", f"/CN={name}"], path)
+    ext.write_text(
+        "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n"
+    )
+    _openssl(
+        ["x509", "-req", "-in", csr.name, "-CA", certs.ca_cert.name, "-CAkey", certs.ca_key.name,
+         "-CAcreateserial", "-out", cert.name, "-days", "2", "-extfile", ext.name],
+        path,
+    )
+    if password is not None:
+        plain = path / f"{name}.plain.key"
+        key.rename(plain)
+        encrypt = ["pkey", "-in", plain.name, "-out", key.name, "-aes256", "-passout", f"pass:{password}"]
+        _openssl(encrypt, path)
+        plain.unlink()
+    return cert, key
 
 
 def _wait_for_port(
@@ -150,12 +183,15 @@ class TlsTerminator:
         kind: Terminator = "stunnel",
         port: int | None = None,
         log_dir: Path | None = None,
+        client_ca: Path | None = None,
     ) -> None:
         if kind not in ("stunnel", "socat"):
             raise TlsSetupError(f"unknown terminator {kind!r}; expected 'stunnel' or 'socat'")
         self.kind = kind
         self.upstream = upstream
         self.certs = certs
+        #: When set, a client certificate signed by this CA is required (mutual TLS).
+        self.client_ca = client_ca
         self.host = LOOPBACK
         self.port = port or free_port()
         self.log_path = (log_dir or certs.directory) / f"{kind}-{self.port}.log"
@@ -174,10 +210,13 @@ class TlsTerminator:
             if exe is None:
                 raise TlsSetupError("stunnel4 is not installed")
             conf = self.certs.directory / f"stunnel-{self.port}.conf"
+            verify = ""
+            if self.client_ca is not None:
+                verify = f"verifyChain = yes\nrequireCert = yes\nCAfile = {self.client_ca}\n"
             conf.write_text(
                 "foreground = yes\npid =\n"
                 f"[kafka]\naccept = {self.host}:{self.port}\nconnect = {up_host}:{up_port}\n"
-                f"cert = {self.certs.server_cert}\nkey = {self.certs.server_key}\n"
+                f"cert = {self.certs.server_cert}\nkey = {self.certs.server_key}\n{verify}"
             )
             return [exe, str(conf)]
         exe = shutil.which("socat")
@@ -185,7 +224,8 @@ class TlsTerminator:
             raise TlsSetupError("socat is not installed")
         listen = (
             f"OPENSSL-LISTEN:{self.port},bind={self.host},reuseaddr,fork,"
-            f"cert={self.certs.server_cert},key={self.certs.server_key},verify=0"
+            f"cert={self.certs.server_cert},key={self.certs.server_key},"
+            + (f"verify=1,cafile={self.client_ca}" if self.client_ca else "verify=0")
         )
         return [exe, listen, f"TCP:{up_host}:{up_port}"]
 
@@ -286,16 +326,24 @@ class TlsBroker:
     caller then runs that target and whatever it forwards to.
     """
 
-    def __init__(self, kind: Terminator = "stunnel", *, upstream: tuple[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        kind: Terminator = "stunnel",
+        *,
+        upstream: tuple[str, int] | None = None,
+        require_client_cert: bool = False,
+        san: str = "IP:127.0.0.1,DNS:localhost",
+    ) -> None:
         self.directory = Path(tempfile.mkdtemp(prefix="aiokafka-lite-tls-"))
-        self.certs = make_certificates(self.directory)
+        self.certs = make_certificates(self.directory, san=san)
         self.host = LOOPBACK
         self.port = free_port()
         self.tansu: TansuProcess | None = None
         if upstream is None:
             self.tansu = TansuProcess((self.host, self.port), log_dir=self.directory)
             upstream = (self.tansu.host, self.tansu.port)
-        self.terminator = TlsTerminator(upstream, self.certs, kind=kind, port=self.port)
+        client_ca = self.certs.ca_cert if require_client_cert else None
+        self.terminator = TlsTerminator(upstream, self.certs, kind=kind, port=self.port, client_ca=client_ca)
 
     @property
     def bootstrap(self) -> str:

@@ -19,6 +19,7 @@ import pytest
 from _spark_kafka import create_topic, produce, read_all
 
 from aiokafka_lite.embedded import EmbeddedBroker, free_port
+from aiokafka_lite.errors import KafkaTimeoutError
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -134,7 +135,7 @@ def test_fetch_gives_up_after_poll_timeout_naming_broker_and_partition(
     assert worker_loop().run(fetch(5000), 60).records
     own_noida.stop(grace=5.0)
     started = time.monotonic()
-    with pytest.raises(Exception) as info:
+    with pytest.raises(KafkaTimeoutError) as info:
         worker_loop().run(fetch(2500), 60)
     waited = time.monotonic() - started
     text = str(info.value)

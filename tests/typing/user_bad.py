@@ -12,3 +12,13 @@ def build() -> None:
     Consumer("t", auto_offset_reset="earliset")  # E: auto_offset_reset
     Consumer("t", enable_auto_commit="yes")  # E: enable_auto_commit
     Admin(request_timeout="5s")  # E: request_timeout
+
+
+async def records() -> None:
+    plain = Consumer("t")
+    rec = await plain.getone()
+    text: str = rec.value  # E: assignment
+    decoded = Consumer("t", value_deserializer=lambda b: b.decode())
+    rec2 = await decoded.getone()
+    raw: bytes = rec2.value  # E: assignment
+    print(text, raw)

@@ -13,18 +13,22 @@ the user data. Two user-data layouts exist and both are read:
 - Java's CooperativeStickyAssignor: just ``generation int32``.
 When two members claim a partition, the one with the higher generation keeps it; equal generations void
 both claims.
+
+The assignment is computed by Java's algorithm (``sticky_builders.py``), rack-aware (KIP-881) when the
+members send racks and the replicas' racks are known, so that a mixed group agrees whoever leads.
 """
 
 from __future__ import annotations
 
 import struct
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
 from ...errors import ProtocolError
 from ...structs import TopicPartition
 from ..group_protocol import Assignment, Reader, decode_topic_partitions, encode_topic_partitions
-from .base import Assignor, GroupMember, RebalanceProtocol, subscribed_partitions
+from ._java_order import hashmap_order, string_hash
+from .base import Assignor, GroupMember, RebalanceProtocol
+from .sticky_builders import PartitionRacks, RackInfo, constrained_assign, general_assign
 
 
 def encode_sticky_user_data(partitions: Iterable[TopicPartition], generation: int) -> bytes:
@@ -65,99 +69,65 @@ def member_owned(member: GroupMember) -> tuple[list[TopicPartition], int]:
     return owned, generation
 
 
-def resolve_owners(members: Mapping[str, GroupMember]) -> dict[TopicPartition, str]:
-    """Resolve ownership claims: the highest generation wins; a tie at the top voids the partition."""
-    claims: dict[TopicPartition, list[tuple[int, str]]] = defaultdict(list)
-    for mid, m in members.items():
-        owned, gen = member_owned(m)
-        for tp in set(owned):
-            claims[tp].append((gen, mid))
-    owners: dict[TopicPartition, str] = {}
-    for tp, cl in claims.items():
-        cl.sort(reverse=True)
-        if len(cl) > 1 and cl[0][0] == cl[1][0]:
-            continue
-        owners[tp] = cl[0][1]
-    return owners
+Claims = dict[str, tuple[list[TopicPartition], int]]
 
 
-def sticky_assign(partitions_per_topic: Mapping[str, Sequence[int]],
-                  members: Mapping[str, GroupMember]) -> tuple[dict[str, list[TopicPartition]],
-                                                               dict[TopicPartition, str]]:
-    """Return (target assignment, current owner of each claimed partition) for the sticky assignors.
+def _claims(members: Mapping[str, GroupMember], order: list[str], topics: set[str]
+            ) -> tuple[dict[str, list[TopicPartition]], set[TopicPartition], Claims]:
+    """Resolve ownership claims as Java does: the higher generation keeps a partition; two claims in
+    the same generation void it (it is then 'claimed by several', and moves as such)."""
+    owned: dict[str, list[TopicPartition]] = {}
+    claimed_by: dict[TopicPartition, str] = {}
+    several: set[TopicPartition] = set()
+    data = {mid: member_owned(members[mid]) for mid in order}
+    for mid in order:
+        parts, gen = data[mid]
+        mine: list[TopicPartition] = []
+        owned[mid] = mine
+        for tp in parts:
+            if tp.topic not in topics:
+                continue
+            other = claimed_by.get(tp)
+            if other is None:
+                mine.append(tp)
+                claimed_by[tp] = mid
+                continue
+            other_gen = data[other][1]
+            if gen == other_gen:
+                several.add(tp)
+                if tp in owned[other]:
+                    owned[other].remove(tp)
+                claimed_by[tp] = mid
+            elif gen > other_gen:
+                mine.append(tp)
+                if tp in owned[other]:
+                    owned[other].remove(tp)
+                claimed_by[tp] = mid
+    return owned, several, data
 
-    The target is balanced: no member can take a partition it subscribes to from a member that holds at
-    least two more. Within that, owners keep as many of their partitions as balance allows.
+
+def sticky_assign(partitions_per_topic: Mapping[str, Sequence[int]], members: Mapping[str, GroupMember],
+                  partition_racks: PartitionRacks | None = None, prefer_rack_aware: bool = False,
+                  ) -> tuple[dict[str, list[TopicPartition]], dict[TopicPartition, str] | None]:
+    """Java's AbstractStickyAssignor: (assignment, partitions changing owner or None to compute).
+
+    ``members`` in JoinGroup order (a Java leader keeps them in a HashMap, whose order we reproduce).
     """
-    potential = {mid: set(subscribed_partitions(partitions_per_topic, m.subscription.topics))
-                 for mid, m in members.items()}
-    owners = resolve_owners(members)
+    order = hashmap_order(members, string_hash)
+    subscribed = {mid: list(members[mid].subscription.topics) for mid in order}
+    wanted = set().union(*subscribed.values()) if subscribed else set()
+    ppt = {t: sorted(ps) for t, ps in partitions_per_topic.items() if t in wanted and ps}
     if not members:
-        return {}, owners
-    # Owners keep what they still subscribe to and still exists.
-    target: dict[str, list[TopicPartition]] = {mid: [] for mid in members}
-    for tp, mid in sorted(owners.items()):
-        if tp in potential[mid]:
-            target[mid].append(tp)
-    all_parts: set[TopicPartition] = set().union(*potential.values())
-
-    identical = len({frozenset(p) for p in potential.values()}) == 1
-    if identical:
-        # Quotas: everyone gets floor(P/N), and P mod N members one more; owners keep up to their quota.
-        n_parts, n_members = len(all_parts), len(members)
-        low, extra = divmod(n_parts, n_members)
-        # Members already holding the most get the extra slots, so the fewest partitions move.
-        order = sorted(members, key=lambda mid: (-len(target[mid]), mid))
-        for rank, mid in enumerate(order):
-            quota = low + (1 if rank < extra else 0)
-            if len(target[mid]) > quota:
-                target[mid] = target[mid][:quota]
-
-    owner: dict[TopicPartition, str] = {tp: mid for mid, parts in target.items() for tp in parts}
-    consumers_of: dict[TopicPartition, list[str]] = defaultdict(list)
-    for mid in sorted(members):
-        for tp in potential[mid]:
-            consumers_of[tp].append(mid)
-
-    unassigned = sorted((tp for tp in all_parts if tp not in owner),
-                        key=lambda tp: (len(consumers_of[tp]), tp))
-    for tp in unassigned:
-        best = min(consumers_of[tp], key=lambda mid: (len(target[mid]), mid))
-        target[best].append(tp)
-        owner[tp] = best
-
-    if not identical:
-        _rebalance(target, owner, potential, consumers_of)
-    for parts in target.values():
-        parts.sort()
-    return target, owners
-
-
-def _rebalance(target: dict[str, list[TopicPartition]], owner: dict[TopicPartition, str],
-               potential: Mapping[str, set[TopicPartition]],
-               consumers_of: Mapping[TopicPartition, list[str]]) -> None:
-    """Move single partitions from fuller to emptier eligible members until none can move.
-
-    Every move lowers the sum of squared member sizes, so the loop ends; the bound is a safety net.
-    """
-    for _ in range(len(owner) * len(target) + 1):
-        moved = False
-        for mid in sorted(target, key=lambda m: (-len(target[m]), m)):
-            size = len(target[mid])
-            # Prefer moving the partitions this member took most recently (the end of its list).
-            for tp in reversed(target[mid]):
-                takers = [c for c in consumers_of[tp] if len(target[c]) < size - 1]
-                if takers:
-                    dst = min(takers, key=lambda c: (len(target[c]), c))
-                    target[mid].remove(tp)
-                    target[dst].append(tp)
-                    owner[tp] = dst
-                    moved = True
-                    break
-            if moved:
-                break
-        if not moved:
-            return
+        return {}, {}
+    owned, several, claims = _claims(members, order, set(ppt))
+    all_parts = [TopicPartition(t, p) for t in ppt for p in ppt[t]]
+    rack = RackInfo(all_parts, partition_racks,
+                    {mid: members[mid].subscription.rack_id for mid in order}, prefer_rack_aware)
+    first = set(subscribed[order[0]])
+    if all(set(ts) == first for ts in subscribed.values()):
+        owned_in_java_order = {mid: owned[mid] for mid in hashmap_order(owned, string_hash)}
+        return constrained_assign(ppt, rack, owned_in_java_order, several)
+    return general_assign(ppt, rack, owned, subscribed, claims), None
 
 
 class StickyAssignor(Assignor):
@@ -165,15 +135,19 @@ class StickyAssignor(Assignor):
 
     name = "sticky"
     supported_protocols: tuple[RebalanceProtocol, ...] = (RebalanceProtocol.EAGER,)
+    rack_aware = True
+    #: Use rack-aware assignment whenever racks match, even if every partition has the same racks
+    #: (Java's test hook ``preferRackAwareLogic``; results then equal the rack-unaware ones).
+    prefer_rack_aware = False
 
     def __init__(self) -> None:
         self.previous: list[TopicPartition] = []
         self.generation = -1
 
-    def assign(self, partitions_per_topic: Mapping[str, Sequence[int]],
-               members: Mapping[str, GroupMember]) -> dict[str, Assignment]:
-        target, _ = sticky_assign(partitions_per_topic, members)
-        return {mid: Assignment(parts) for mid, parts in target.items()}
+    def assign(self, partitions_per_topic: Mapping[str, Sequence[int]], members: Mapping[str, GroupMember],
+               partition_racks: PartitionRacks | None = None) -> dict[str, Assignment]:
+        target, _ = sticky_assign(partitions_per_topic, members, partition_racks, self.prefer_rack_aware)
+        return {mid: Assignment(sorted(target.get(mid, []))) for mid in members}
 
     def subscription_user_data(self, topics: Iterable[str]) -> bytes | None:
         if self.generation < 0 and not self.previous:
@@ -191,14 +165,17 @@ class CooperativeStickyAssignor(StickyAssignor):
     name = "cooperative-sticky"
     supported_protocols = (RebalanceProtocol.COOPERATIVE, RebalanceProtocol.EAGER)
 
-    def assign(self, partitions_per_topic: Mapping[str, Sequence[int]],
-               members: Mapping[str, GroupMember]) -> dict[str, Assignment]:
-        target, owner = sticky_assign(partitions_per_topic, members)
-        out = {}
-        for mid, parts in target.items():
-            kept = [tp for tp in parts if owner.get(tp, mid) == mid]
-            out[mid] = Assignment(kept)
-        return out
+    def assign(self, partitions_per_topic: Mapping[str, Sequence[int]], members: Mapping[str, GroupMember],
+               partition_racks: PartitionRacks | None = None) -> dict[str, Assignment]:
+        target, moving = sticky_assign(partitions_per_topic, members, partition_racks, self.prefer_rack_aware)
+        if moving is None:  # as Java: what someone owned and someone else gets now
+            added = {tp: mid for mid, parts in target.items() for tp in parts
+                     if tp not in set(member_owned(members[mid])[0])}
+            revoked = {tp for mid, parts in target.items()
+                       for tp in set(member_owned(members[mid])[0]) - set(parts)}
+            moving = {tp: mid for tp, mid in added.items() if tp in revoked}
+        return {mid: Assignment(sorted(tp for tp in target.get(mid, []) if tp not in moving))
+                for mid in members}
 
     def subscription_user_data(self, topics: Iterable[str]) -> bytes | None:
         # Java's CooperativeStickyAssignor layout; owned partitions travel in the subscription itself.

@@ -1,0 +1,342 @@
+"""The consumer group protocol of KIP-848 (``group_protocol="consumer"``): the driver around
+:class:`~.member848.ConsumerGroupMember`.
+
+It keeps the classic coordinator's plumbing (finding the coordinator, commits, the rebalance listener's
+calls, auto-commit, close) and replaces what differs: no JoinGroup/SyncGroup and no client-side assignor;
+one heartbeat task sends ConsumerGroupHeartbeat at the interval the coordinator asks for (at once when
+joining or reporting a change) and hands the answers to the state machine. What changes ownership runs
+in ``poll()``, in the application's task, as in the classic protocol: partitions the coordinator took
+away are committed (with auto-commit) and revoked before they are reported given up, then new ones are
+added; the listener sees only those changes (KIP-848 moves partitions incrementally, never all at once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from .. import errors as Errors
+from ..protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
+from ..structs import TopicPartition
+from . import cluster_view as cv
+from .assignors import Assignor
+from .coordinator import GroupCoordinator
+from .member848 import ConsumerGroupMember, MemberState, Outcome
+from .metrics import ConsumerMetrics
+from .subscription import SubscriptionState, SubscriptionType
+
+log = logging.getLogger(__name__)
+
+#: Until the coordinator names its interval (its first answer): Kafka's group.consumer.heartbeat.interval.ms.
+_DEFAULT_INTERVAL = 5.0
+
+#: Settings of the classic protocol that the coordinator owns in KIP-848 (the Java client refuses them too).
+CLASSIC_ONLY_SETTINGS = ("partition_assignment_strategy", "session_timeout_ms", "heartbeat_interval_ms")
+
+
+class ConsumerGroupCoordinator(GroupCoordinator):
+    """Membership in a KIP-848 group: heartbeats, incremental reconciliation, epochs on commits."""
+
+    def __init__(self, client: Any, subscription: SubscriptionState, config: Any, assignors: list[Assignor],
+                 metrics: ConsumerMetrics, on_revoke: Callable[[set[TopicPartition]], None]) -> None:
+        super().__init__(client, subscription, config, assignors, metrics, on_revoke)
+        self.member = ConsumerGroupMember(
+            self.group_id, instance_id=config.group_instance_id, rack_id=self._client_rack,
+            rebalance_timeout_ms=self._rebalance_timeout_ms, server_assignor=config.group_remote_assignor)
+        self.member_id = self.member.member_id
+        self._hb_wake = asyncio.Event()
+        self._next_heartbeat = 0.0
+        #: No heartbeat before this, urgent or not: a member fenced again and again (librdkafka's mock
+        #: answers a second live static member so) must not rejoin in a tight loop.
+        self._not_before = 0.0
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+    def start(self) -> None:
+        if self._heartbeat_task is None:
+            self._heartbeat_task = asyncio.get_running_loop().create_task(
+                self._heartbeat_loop(), name="aiokafka_lite-group-heartbeat")
+
+    async def check_broker(self, timeout: float) -> None:
+        """At start(): a coordinator without ConsumerGroupHeartbeat fails now, not at the first poll()."""
+        try:
+            node = await self.ensure_coordinator(time.monotonic() + timeout)
+        except Errors.KafkaError as exc:
+            if not exc.retriable:
+                raise
+            log.warning("group %r: no coordinator found at start (%s); the heartbeat task keeps looking",
+                        self.group_id, exc)
+            return
+        await self._heartbeat_version(node)
+
+    async def close(self, commit: bool, timeout: float) -> None:
+        task = self._heartbeat_task
+        if task is not None and not task.done():
+            task.cancel()  # nothing may heartbeat after the leave heartbeat
+            with contextlib.suppress(BaseException):
+                await task
+        await super().close(commit, timeout)
+
+    # -- what commits, the consumer and the listener plumbing ask ---------------------------------------
+    def commit_identity(self) -> tuple[int, str]:
+        if self._subs.partitions_auto_assigned:
+            return self.member.epoch, self.member.member_id
+        return -1, ""
+
+    def member_error(self, code: int) -> None:
+        """A commit found the member unknown or fenced: its partitions are lost; rejoin at epoch 0."""
+        if Errors.for_code(code).member_fenced:
+            self.member.fence()
+            self._sync_generation()
+        self.wakeup.set()
+
+    def request_rejoin(self, reason: str) -> None:
+        self._hb_wake.set()
+        self.wakeup.set()
+
+    def quick_poll(self) -> bool:
+        if (self._failure is not None or self._lost or self._subs.needs_rejoin
+                or self.member.state in (MemberState.RECONCILING, MemberState.FENCED)):
+            return False
+        self.note_poll()
+        self._maybe_auto_commit()
+        return True
+
+    async def poll(self, deadline: float) -> None:
+        """Subscription changes, lost partitions and new targets: applied here, in the caller's task."""
+        self.raise_if_failed()
+        self.note_poll()
+        self.wakeup.clear()
+        if not self._subs.partitions_auto_assigned:
+            self._maybe_auto_commit()
+            return
+        if self._subs.needs_rejoin:
+            self._subs.needs_rejoin = False
+            self._subscribe_member()
+        if self.member.state is MemberState.FENCED:
+            self._lost |= self._subs.assigned_partitions()
+            await self._lose_partitions()
+            if self.member.state is MemberState.FENCED:
+                self.member.rejoin()
+                self._sync_generation()
+                self._hb_wake.set()
+        elif self._lost:
+            await self._lose_partitions()
+        for _ in range(3):  # a target that arrived while the listener ran is applied right after
+            if self.member.state is not MemberState.RECONCILING or self._closing:
+                break
+            await self._reconcile()
+        self.raise_if_failed()
+        self._maybe_auto_commit()
+
+    def _subscribe_member(self) -> None:
+        if self._subs.subscription_type is SubscriptionType.AUTO_PATTERN and self._subs.pattern is not None:
+            # The coordinator matches the regex (RE2/J syntax on Kafka) against every topic itself.
+            self.member.subscribe((), self._subs.pattern.pattern)
+        else:
+            self.member.subscribe(tuple(self._subs.subscription))
+        self._hb_wake.set()
+
+    def _sync_generation(self) -> None:
+        """The classic plumbing reads ``generation``: in KIP-848 the member epoch plays its part."""
+        self.generation = self.member.epoch if self.member.epoch > 0 and self.member.state not in (
+            MemberState.FENCED, MemberState.UNSUBSCRIBED, MemberState.JOINING) else -1
+        self.member_id = self.member.member_id
+
+    # -- reconciliation ----------------------------------------------------------------------------------
+    async def _reconcile(self) -> None:
+        """Apply the member's target: commit and revoke what left, add what came, report it."""
+        target = self.member.target
+        if target is None:
+            return
+        started = time.monotonic()
+        names = self._resolve(target)
+        if len(names) < len(target):
+            # New topic ids (a new topic matched the regex, or metadata is behind): look them up once,
+            # with the subscribed names (a regex subscription has every topic tracked already).
+            try:
+                await cv.refresh_metadata(self._client, set(self._subs.subscription) or None,
+                                          self._request_timeout)
+            except Errors.KafkaError as exc:
+                log.debug("group %r: metadata for the assigned topics failed: %s", self.group_id, exc)
+            names = self._resolve(target)
+        new = {TopicPartition(names[tid], p) for tid, ps in target.items() if tid in names for p in ps}
+        owned = self._subs.assigned_partitions()
+        revoked, added = owned - new, new - owned
+        if revoked:
+            if self._auto_commit and self.generation >= 0:
+                consumed = {tp: om for tp, om in self._subs.all_consumed().items() if tp in revoked}
+                try:
+                    await self.commit_sync(consumed, self._request_timeout)
+                except Errors.KafkaError as exc:
+                    log.warning("group %r: auto-commit before revoking failed: %s", self.group_id, exc)
+            if self.member.state is not MemberState.RECONCILING:
+                return  # fenced while committing: poll() hands everything over as lost instead
+            await self._revoke(revoked)
+        if added:
+            self._subs.add_assigned(added)
+            await self._invoke("on_partitions_assigned", added)
+        held = {tid: ps for tid, ps in target.items() if tid in names}
+        self.member.reconciled(target, held, complete=len(names) == len(target))
+        self._sync_generation()
+        self._hb_wake.set()
+        if revoked or added:
+            self.metrics.rebalances += 1
+            self.metrics.last_rebalance = time.monotonic()
+            self.metrics.rebalance_latency.record(time.monotonic() - started)
+        log.info("group %r epoch %s: owns %s (revoked %d, added %d)", self.group_id, self.member.epoch,
+                 sorted(new), len(revoked), len(added))
+
+    def _resolve(self, target: dict[uuid.UUID, frozenset[int]]) -> dict[uuid.UUID, str]:
+        out: dict[uuid.UUID, str] = {}
+        for tid in target:
+            name = cv.topic_name(self._client, tid)
+            if name is not None:
+                out[tid] = name
+        return out
+
+    # -- the heartbeat task ------------------------------------------------------------------------------
+    async def _heartbeat_loop(self) -> None:
+        try:
+            while not self._closed:
+                self._hb_wake.clear()
+                m = self.member
+                if not m.wants_heartbeat():
+                    await self._sleep(_DEFAULT_INTERVAL)
+                    continue
+                now = time.monotonic()
+                if now < self._not_before:
+                    await asyncio.sleep(self._not_before - now)
+                    continue
+                if not m.urgent() and now < self._next_heartbeat:
+                    await self._sleep(self._next_heartbeat - now)
+                    continue
+                if m.state is not MemberState.JOINING and now - self._last_poll > self._max_poll_interval:
+                    await self._poll_timeout()
+                    continue
+                if self._leave_task is not None and not self._leave_task.done():
+                    await asyncio.wait([self._leave_task])  # an unsubscribe's leave goes before a join
+                    continue
+                await self._heartbeat_once()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            log.error("group %r: heartbeat task failed: %r", self.group_id, exc)
+            self._fail(exc)
+            raise
+
+    async def _sleep(self, seconds: float) -> None:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._hb_wake.wait(), max(0.0, seconds))
+
+    async def _heartbeat_version(self, node: int) -> int:
+        try:
+            return await cv.api_version(self._client, node, ConsumerGroupHeartbeatRequest)
+        except Errors.UnsupportedVersionError as exc:
+            raise Errors.UnsupportedVersionError(
+                f"group_protocol='consumer' needs ConsumerGroupHeartbeat (KIP-848, Kafka 4.0 or later), but "
+                f"the coordinator of group {self.group_id!r}, {cv.node_name(self._client, node)}, does not "
+                f"offer it ({exc}); use group_protocol='classic' with this broker") from None
+
+    async def _heartbeat_once(self) -> None:
+        m = self.member
+        interval = (m.heartbeat_interval_ms or _DEFAULT_INTERVAL * 1000) / 1000.0
+        sent = False
+        try:
+            node = await self.ensure_coordinator(time.monotonic() + self._request_timeout)
+            version = await self._heartbeat_version(node)
+            req = m.heartbeat_request()
+            sent = True
+            self._next_heartbeat = time.monotonic() + interval
+            resp = await cv.send(self._client, node, req, version,
+                                 timeout_ms=max(interval, self._request_timeout) * 1000)
+        except Errors.UnsupportedVersionError:
+            raise
+        except Errors.KafkaError as exc:
+            if not (exc.retriable or isinstance(exc, Errors.KafkaConnectionError)):
+                raise
+            if sent:
+                m.request_failed()
+            self.coordinator_dead(exc)
+            await asyncio.sleep(self._retry_backoff)
+            self._next_heartbeat = 0.0
+            return
+        if self._closed:
+            return
+        outcome = m.on_response(resp)
+        if m.heartbeat_interval_ms:  # the first answer names the interval the coordinator wants
+            due = time.monotonic() + m.heartbeat_interval_ms / 1000
+            self._next_heartbeat = min(self._next_heartbeat, due)
+        self._sync_generation()
+        self.metrics.heartbeats += 1
+        self.metrics.last_heartbeat = time.monotonic()
+        if resp.error_code:
+            log.info("group %r: heartbeat of member %s answered %s", self.group_id, m.member_id,
+                     Errors.for_code(resp.error_code).message)
+        if outcome is Outcome.LOST:
+            self._not_before = time.monotonic() + self._retry_backoff
+            self.wakeup.set()
+        elif outcome is Outcome.RECONCILE:
+            self.wakeup.set()
+        elif outcome is Outcome.COORDINATOR_MOVED:
+            self.coordinator_dead(Errors.for_code(resp.error_code)())
+            await asyncio.sleep(self._retry_backoff)
+            self._next_heartbeat = 0.0
+        elif outcome is Outcome.RETRY:
+            await asyncio.sleep(self._retry_backoff)
+            self._next_heartbeat = 0.0
+        elif outcome is Outcome.FATAL and m.fatal_error is not None:
+            self._fail(m.fatal_error)
+
+    async def _poll_timeout(self) -> None:
+        """poll() overdue by max_poll_interval_ms: leave so a live member gets the partitions (as Java)."""
+        log.warning("group %r: poll() was not called for over %.0f s (max_poll_interval_ms); leaving the "
+                    "group so its partitions go to a live member", self.group_id, self._max_poll_interval)
+        req = self.member.poll_timeout()
+        self._sync_generation()
+        if req is not None:
+            await self._send_leave(req, time.monotonic() + self._request_timeout)
+        self.wakeup.set()
+
+    def leave_in_background(self, reason: str) -> None:
+        """unsubscribe(): the member is out at once (a subscribe() right after joins afresh); the leave
+        heartbeat goes out before any join (the heartbeat task waits for it)."""
+        self._lost = set()
+        req = self.member.leave()
+        self._sync_generation()
+        if req is not None:
+            self._leave_task = asyncio.get_running_loop().create_task(
+                self._leave_then_forget(req, reason), name="aiokafka_lite-leave-group")
+
+    async def _leave_then_forget(self, req: ConsumerGroupHeartbeatRequest, reason: str) -> None:
+        await self._send_leave(req, time.monotonic() + self._request_timeout)
+        log.info("group %r: member %s left (%s)", self.group_id, self.member.member_id, reason)
+        self.member.left()
+        self._sync_generation()
+
+    async def _maybe_leave_group(self, reason: str, deadline: float) -> None:
+        """Leave with epoch -1 (a static member: -2, so the coordinator keeps its partitions for it)."""
+        req = self.member.leave()
+        try:
+            if req is not None:
+                await self._send_leave(req, deadline)
+                log.info("group %r: member %s left (%s)", self.group_id, self.member.member_id, reason)
+        finally:
+            self.member.left()
+            self._sync_generation()
+
+    async def _send_leave(self, req: ConsumerGroupHeartbeatRequest, deadline: float) -> None:
+        try:
+            node = self.coordinator_id
+            if node is None:
+                node = await self.ensure_coordinator(deadline)
+            version = await self._heartbeat_version(node)
+            await cv.send(self._client, node, req, version,
+                          timeout_ms=max(100.0, (deadline - time.monotonic()) * 1000))
+        except Errors.KafkaError as exc:
+            log.info("group %r: leave heartbeat failed (%s); the session will expire instead", self.group_id,
+                     exc)

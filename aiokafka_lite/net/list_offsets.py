@@ -1,0 +1,193 @@
+"""The one ListOffsets client: the consumer, the admin client and the Spark source look offsets up here.
+
+They used to have three, with three retry policies (issue 13). A lookup sends one request per partition
+leader, in parallel, and sorts each partition's answer by what its error class says: an answer, a final
+error, or "ask again" (retriable; with fresh metadata when the error says the routing was stale). Partitions
+are asked again, with exponential backoff, until the deadline; then the caller gets a KafkaTimeoutError
+carrying the last error.
+What differs between callers is a choice, not a copy: whether a topic the cluster does not know is final
+(the admin client: the broker just said so) or worth waiting for (a consumer subscribed ahead of a producer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from .. import errors as Errors
+from ..protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
+from ..structs import TopicPartition
+from .pool import ExponentialBackoff
+
+__all__ = ["EARLIEST", "LATEST", "MAX_TIMESTAMP", "ListedOffset", "list_offsets"]
+
+EARLIEST = -2
+LATEST = -1
+MAX_TIMESTAMP = -3
+
+
+class ListedOffset(NamedTuple):
+    """A partition's answer. ``offset`` is -1 when there is none (a time after every record, or a topic whose
+    message format has no timestamps)."""
+
+    offset: int
+    timestamp: int = -1
+    leader_epoch: int = -1
+
+
+Outcome = ListedOffset | Errors.KafkaError
+
+
+def _describe(tp: TopicPartition) -> str:
+    return f"{tp.topic}[{tp.partition}]"
+
+
+async def list_offsets(client: Any, wanted: Mapping[TopicPartition, int], *, timeout: float,
+                       read_committed: bool = False, missing_topics_final: bool = False,
+                       max_disconnects: int | None = None, retry_backoff_ms: float = 100.0,
+                       retry_backoff_max_ms: float = 1000.0) -> dict[TopicPartition, Outcome]:
+    """Each partition's offset for its spec (EARLIEST, LATEST, MAX_TIMESTAMP or a time in ms), or its error.
+
+    Never raises for one partition's sake: a final error, or KafkaTimeoutError (the last error as its
+    cause) for a partition still unanswered after ``timeout`` seconds, is that partition's outcome.
+    ``missing_topics_final``: a topic that fresh metadata does not list fails at once instead of being
+    waited for. ``max_disconnects``: after that many rounds in which a broker dropped the connection, a lost
+    connection is final (a broker that drops it on this request will drop it again); None waits out a
+    restarting broker until the deadline.
+    """
+    deadline = time.monotonic() + timeout
+    backoff = ExponentialBackoff(retry_backoff_ms, retry_backoff_max_ms)
+    pending = dict(wanted)
+    done: dict[TopicPartition, Outcome] = {}
+    last: dict[TopicPartition, Errors.KafkaError] = {}
+    failures = disconnects = 0
+    while pending:
+        by_leader = await _route(client, pending, done, last, missing_topics_final, deadline)
+        answers = await asyncio.gather(
+            *(_ask(client, node, {tp: pending[tp] for tp in tps}, read_committed, deadline)
+              for node, tps in by_leader.items()),
+            return_exceptions=True)
+        lost = False
+        for tps, answer in zip(by_leader.values(), answers, strict=True):
+            if isinstance(answer, BaseException):
+                if not isinstance(answer, Errors.KafkaError):
+                    raise answer
+                lost = lost or isinstance(answer, Errors.KafkaConnectionError)
+                answer = {tp: answer for tp in tps}
+            for tp, outcome in answer.items():
+                if tp not in pending:
+                    continue
+                if isinstance(outcome, ListedOffset) or not _worth_retrying(outcome, disconnects,
+                                                                             max_disconnects):
+                    done[tp] = outcome
+                    del pending[tp]
+                else:
+                    last[tp] = outcome
+        disconnects += lost
+        if not pending:
+            break
+        failures += 1
+        wait = backoff.delay(failures)
+        if time.monotonic() + wait >= deadline:
+            for tp in pending:
+                cause = last.get(tp)
+                timeout_error = Errors.KafkaTimeoutError(
+                    f"ListOffsets for {_describe(tp)} got no answer within {timeout:.1f}s"
+                    + (f"; last error: {cause}" if cause is not None else ""))
+                timeout_error.__cause__ = cause
+                done[tp] = timeout_error
+            break
+        if any(e.invalid_metadata for e in last.values() if not isinstance(e, Errors.KafkaConnectionError)) \
+                or lost:
+            client.request_metadata_update()
+        await asyncio.sleep(wait)
+    return {tp: done[tp] for tp in wanted}
+
+
+def _leaderless(leader: int | None) -> bool:
+    return leader is None or leader < 0
+
+
+def _worth_retrying(error: Errors.KafkaError, disconnects: int, max_disconnects: int | None) -> bool:
+    if isinstance(error, Errors.KafkaConnectionError) and max_disconnects is not None:
+        return disconnects + 1 < max_disconnects
+    return bool(error.retriable or error.invalid_metadata)
+
+
+async def _route(client: Any, pending: dict[TopicPartition, int], done: dict[TopicPartition, Outcome],
+                 last: dict[TopicPartition, Errors.KafkaError], missing_final: bool,
+                 deadline: float) -> dict[int, list[TopicPartition]]:
+    """Pending partitions by leader; those without one wait for the next round (or fail, when final)."""
+    cluster = client.cluster
+    if cluster.need_update or any(_leaderless(cluster.leader_for(tp)) for tp in pending):
+        try:
+            await asyncio.wait_for(client.refresh_metadata({tp.topic for tp in pending}),
+                                   max(0.001, deadline - time.monotonic()))
+        except (Errors.KafkaError, asyncio.TimeoutError) as exc:
+            failure = (exc if isinstance(exc, Errors.KafkaError)
+                       else Errors.KafkaTimeoutError("metadata refresh took too long"))
+            for tp in pending:
+                last[tp] = failure
+            return {}
+        cluster = client.cluster
+    by_leader: dict[int, list[TopicPartition]] = {}
+    for tp in list(pending):
+        leader = cluster.leader_for(tp)
+        if leader is not None and leader >= 0:
+            by_leader.setdefault(leader, []).append(tp)
+            continue
+        code = cluster.topic_error(tp.topic)
+        if leader is None and missing_final:
+            parts = cluster.partitions_for(tp.topic)
+            if code and code != Errors.UnknownTopicOrPartitionError.errno:
+                error: Errors.KafkaError = Errors.for_code(code)(f"topic {tp.topic!r}")
+            else:
+                error = Errors.UnknownTopicOrPartitionError(
+                    f"{_describe(tp)} does not exist (partitions 0..{max(parts)} do)" if parts
+                    else f"topic {tp.topic!r} does not exist")
+                error.retriable = False  # the cluster just said so; waiting will not create it
+            done[tp] = error
+            del pending[tp]
+        else:
+            last[tp] = (Errors.for_code(code)(f"topic {tp.topic!r}") if code
+                        else Errors.LeaderNotAvailableError(f"no leader known for {_describe(tp)}"))
+    return by_leader
+
+
+async def _ask(client: Any, node: int, specs: Mapping[TopicPartition, int], read_committed: bool,
+               deadline: float) -> dict[TopicPartition, Outcome]:
+    await client.ready(node)
+    version = client.api_version(node, ListOffsetsRequest)
+    if read_committed and version < 2:
+        raise Errors.UnsupportedVersionError(
+            f"node {node} answers ListOffsets up to v{version}; read_committed offsets need v2+")
+    topics: dict[str, list[ListOffsetsPartition]] = {}
+    for tp, spec in specs.items():
+        topics.setdefault(tp.topic, []).append(ListOffsetsPartition(
+            partition_index=tp.partition, current_leader_epoch=client.cluster.leader_epoch(tp),
+            timestamp=spec, max_num_offsets=1))
+    request = ListOffsetsRequest(
+        replica_id=-1, isolation_level=1 if read_committed else 0,
+        topics=[ListOffsetsTopic(name=t, partitions=ps) for t, ps in topics.items()],
+        timeout_ms=max(1, int((deadline - time.monotonic()) * 1000)))
+    response = await client.send(node, request, version=version)
+    out: dict[TopicPartition, Outcome] = {}
+    for topic in response.topics:
+        for p in topic.partitions:
+            tp = TopicPartition(topic.name, p.partition_index)
+            if tp not in specs:
+                continue
+            if p.error_code == Errors.UnsupportedForMessageFormatError.errno:
+                out[tp] = ListedOffset(-1)  # this topic's message format has no timestamps
+            elif p.error_code:
+                out[tp] = Errors.for_code(p.error_code)(f"ListOffsets for {_describe(tp)} on node {node}")
+            else:
+                offset = p.offset
+                if version == 0:
+                    offset = p.old_style_offsets[0] if p.old_style_offsets else -1
+                out[tp] = ListedOffset(offset, p.timestamp, p.leader_epoch)
+    for tp in specs:
+        out.setdefault(tp, Errors.ProtocolError(f"node {node}'s ListOffsets answer left out {_describe(tp)}"))
+    return out
