@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml setup.py $(EXT_SOURCES)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel
 	command -v krb5-config >/dev/null 2>&1 || bash scripts/sysdeps.sh  # the gssapi package builds against libkrb5-dev
 	# compat mode: a plain .pth path, so type checkers (mypy, pyright) see the package, not only the interpreter
-	$(PY) -m pip install -q -e '.[dev,speed,spark,gssapi,prometheus,otel]' --config-settings editable_mode=compat
+	$(PY) -m pip install -q -e '.[dev,speed,spark,gssapi,prometheus,otel,oauth]' --config-settings editable_mode=compat
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -42,9 +42,30 @@ class CommonSettings(TypedDict, total=False):
     ssl_keyfile: str | None
     ssl_password: str | None
     ssl_endpoint_identification_algorithm: Literal["https", ""]
-    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI"]
+    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI", "OAUTHBEARER"]
     sasl_plain_username: str | None
     sasl_plain_password: str | None
+    sasl_oauth_token_provider: Any | None
+    sasl_oauthbearer_token_endpoint_url: str | None
+    sasl_oauthbearer_client_id: str | None
+    sasl_oauthbearer_client_secret: str | None
+    sasl_oauthbearer_header_urlencode: bool
+    sasl_oauthbearer_scope: str | None
+    sasl_oauthbearer_extensions: Any | None
+    sasl_oauthbearer_ssl_context: Any | None
+    sasl_oauthbearer_assertion_file: str | None
+    sasl_oauthbearer_assertion_private_key_file: str | None
+    sasl_oauthbearer_assertion_private_key_passphrase: str | None
+    sasl_oauthbearer_assertion_algorithm: Literal["RS256", "ES256"]
+    sasl_oauthbearer_assertion_claim_iss: str | None
+    sasl_oauthbearer_assertion_claim_sub: str | None
+    sasl_oauthbearer_assertion_claim_aud: str | None
+    sasl_oauthbearer_assertion_claim_exp_seconds: int
+    sasl_oauthbearer_assertion_claim_nbf_seconds: int
+    sasl_oauthbearer_assertion_claim_jti_include: bool
+    sasl_oauthbearer_assertion_template_file: str | None
+    sasl_login_connect_timeout_ms: int
+    sasl_login_read_timeout_ms: int
     sasl_kerberos_service_name: str
     sasl_kerberos_domain_name: str | None
     sasl_kerberos_keytab: str | None

@@ -174,6 +174,56 @@ def _S(name: str, types: type | tuple[type, ...], default: Any, doc: str, **kw: 
 
 _ANY = (object,)
 
+# SASL/OAUTHBEARER (KIP-255): a token callback, or fetching from a token endpoint with the client
+# credentials (KIP-768) or jwt-bearer (KIP-1139) grant. See docs/security.md.
+OAUTH: tuple[Setting, ...] = (
+    _S("sasl_oauth_token_provider", _ANY, None,
+       "OAUTHBEARER token source: a callable (sync or async) returning an OAuthBearerToken or "
+       "(token, lifetime_seconds), or an object with an async token() (aiokafka's AbstractTokenProvider). "
+       "Hidden from repr like a secret: it may hold credentials.", nullable=True, secret=True),
+    _S("sasl_oauthbearer_token_endpoint_url", str, None,
+       "OAUTHBEARER: the OAuth token endpoint (https://...) to fetch tokens from, or file:///path of a JWT. "
+       "Hidden from repr (a URL may carry credentials); errors about the endpoint name it.",
+       nullable=True, secret=True),
+    _S("sasl_oauthbearer_client_id", str, None, "OAUTHBEARER client_credentials grant: the client id.",
+       nullable=True),
+    _S("sasl_oauthbearer_client_secret", str, None,
+       "OAUTHBEARER client_credentials grant: the client secret.", nullable=True, secret=True),
+    _S("sasl_oauthbearer_header_urlencode", bool, False,
+       "OAUTHBEARER client_credentials: form-encode the client id and secret in the HTTP Basic header "
+       "(RFC 6749 2.3.1); off by default, as in Java (KIP-1025)."),
+    _S("sasl_oauthbearer_scope", str, None, "OAUTHBEARER: the scope to ask the token endpoint for.",
+       nullable=True),
+    _S("sasl_oauthbearer_extensions", _ANY, None,
+       "OAUTHBEARER: SASL extensions sent with the token, a dict or 'key=value,key=value'.", nullable=True),
+    _S("sasl_oauthbearer_ssl_context", ssl.SSLContext, None,
+       "TLS context for an https token endpoint (default: the system's trust store).", nullable=True),
+    _S("sasl_oauthbearer_assertion_file", str, None,
+       "OAUTHBEARER jwt-bearer grant: a file holding the client assertion (re-read at every fetch).",
+       nullable=True),
+    _S("sasl_oauthbearer_assertion_private_key_file", str, None,
+       "OAUTHBEARER jwt-bearer grant: PEM private key that signs a fresh client assertion (needs the "
+       "'oauth' extra).", nullable=True),
+    _S("sasl_oauthbearer_assertion_private_key_passphrase", str, None,
+       "Passphrase of the assertion private key.", nullable=True, secret=True),
+    _S("sasl_oauthbearer_assertion_algorithm", str, "RS256", "Assertion signature algorithm.",
+       choices=("RS256", "ES256")),
+    _S("sasl_oauthbearer_assertion_claim_iss", str, None, "Assertion 'iss' claim.", nullable=True),
+    _S("sasl_oauthbearer_assertion_claim_sub", str, None, "Assertion 'sub' claim.", nullable=True),
+    _S("sasl_oauthbearer_assertion_claim_aud", str, None, "Assertion 'aud' claim.", nullable=True),
+    _S("sasl_oauthbearer_assertion_claim_exp_seconds", int, 300, "Assertion lifetime ('exp' - 'iat').",
+       min=1),
+    _S("sasl_oauthbearer_assertion_claim_nbf_seconds", int, 60, "Assertion 'nbf' this long before 'iat'.",
+       min=0),
+    _S("sasl_oauthbearer_assertion_claim_jti_include", bool, False, "Add a random 'jti' claim."),
+    _S("sasl_oauthbearer_assertion_template_file", str, None,
+       "JSON file of extra assertion claims ({'payload': {...}}).", nullable=True),
+    _S("sasl_login_connect_timeout_ms", int, 10000, "OAUTHBEARER: connect timeout to the token endpoint.",
+       min=1),
+    _S("sasl_login_read_timeout_ms", int, 10000,
+       "OAUTHBEARER: how long the token endpoint may take to answer.", min=1),
+)
+
 COMMON: tuple[Setting, ...] = (
     _S("bootstrap_servers", list, "127.0.0.1:9092",
        "Brokers to bootstrap from: 'host:port,host:port' or a list; each is tried in turn.",
@@ -223,9 +273,10 @@ COMMON: tuple[Setting, ...] = (
        "'https' checks each broker's host name against its certificate; '' turns that off (logged).",
        choices=("https", "")),
     _S("sasl_mechanism", str, "PLAIN", "SASL mechanism.",
-       choices=("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI")),
+       choices=("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI", "OAUTHBEARER")),
     _S("sasl_plain_username", str, None, "SASL user name (PLAIN and SCRAM).", nullable=True),
     _S("sasl_plain_password", str, None, "SASL password (PLAIN and SCRAM).", nullable=True, secret=True),
+    *OAUTH,
     _S("sasl_kerberos_service_name", str, "kafka",
        "GSSAPI: the brokers' Kerberos service name (the principal is service/host@REALM)."),
     _S("sasl_kerberos_domain_name", str, None,

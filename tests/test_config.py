@@ -54,15 +54,15 @@ def test_consumer_strategies_and_ipv6() -> None:
 
 
 def test_config_is_read_only_and_hides_passwords() -> None:
-    cfg = c.Config(c.COMMON, {"sasl_plain_password": "secret"})
+    cfg = c.Config(c.COMMON, {"sasl_plain_password": "hunter2-pw"})
     with pytest.raises(AttributeError, match="read-only"):
         cfg.client_id = "y"
     with pytest.raises(AttributeError, match="read-only"):
         cfg._values = {}  # type: ignore[misc]
     assert cfg.client_id == "aiokafka-lite"
-    assert "secret" not in repr(cfg)
+    assert "hunter2-pw" not in repr(cfg)  # (setting names such as ..._client_secret do contain "secret")
     assert cfg.as_dict()["sasl_plain_password"] == "***"
-    assert cfg.sasl_plain_password == "secret"  # the client itself still has it
+    assert cfg.sasl_plain_password == "hunter2-pw"  # the client itself still has it
     for bad in (123456, b"x", ["pw"]):
         with pytest.raises(c.ConfigError) as info:
             c.Config(c.COMMON, {"sasl_plain_password": bad})

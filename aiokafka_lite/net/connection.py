@@ -33,6 +33,7 @@ from ..errors import (
 from ..protocol import REQUEST_CLASSES, decode_response, encode_request
 from . import debuglog
 from ._timeout import run_with_timeout
+from .reauth import Reauthenticator
 from .settings import ConnectionSettings, choose_version
 from .tls import TLS_DROPPED_HINT, tls_failure_hint
 
@@ -124,6 +125,10 @@ class BrokerConnection(asyncio.Protocol):
         self.throttled_until = 0.0
         #: The last non-zero throttle_time_ms a response carried.
         self.last_throttle_ms = 0
+        # While SASL re-authentication runs (KIP-368), new requests wait on this gate.
+        self._gate: asyncio.Future[None] | None = None
+        self._session_lifetime_ms = 0
+        self.reauth = Reauthenticator(self)
 
     # -- description ------------------------------------------------------------------------------
 
@@ -146,6 +151,11 @@ class BrokerConnection(asyncio.Protocol):
     def in_flight(self) -> int:
         """Requests written and waiting for their response."""
         return len(self._inflight)
+
+    @property
+    def busy_slots(self) -> int:
+        """Requests holding or waiting for an in-flight slot (written, or about to be)."""
+        return self._slots_used + len(self._slot_waiters)
 
     @property
     def write_backlog(self) -> int:
@@ -187,6 +197,8 @@ class BrokerConnection(asyncio.Protocol):
         self.state = "connecting"
         timeout = self.settings.connect_timeout
         try:
+            if self.settings.uses_sasl and self.settings.sasl_oauth is not None:
+                await self.settings.sasl_oauth.get()  # a token fetch has timeouts of its own
             await run_with_timeout(self._connect(), timeout)
         except asyncio.TimeoutError:
             exc = KafkaConnectionError(
@@ -206,6 +218,7 @@ class BrokerConnection(asyncio.Protocol):
             debuglog.connected(self._debug, self)
         self._last_io = self._loop.time()
         self._schedule_idle_check(self.settings.idle_timeout)
+        self.reauth.schedule(self._session_lifetime_ms)
 
     async def _connect(self) -> None:
         from .handshake import authenticate, negotiate_api_versions  # handshake imports this module
@@ -238,7 +251,7 @@ class BrokerConnection(asyncio.Protocol):
             raise self._closed_error()
         await negotiate_api_versions(self)
         if self.settings.uses_sasl:
-            await authenticate(self)
+            self._session_lifetime_ms = await authenticate(self)
 
     async def _open_socket(self) -> socket.socket:
         """A connected non-blocking socket, buffers sized before connect (so window scaling fits)."""
@@ -405,6 +418,7 @@ class BrokerConnection(asyncio.Protocol):
         expect_response: bool = True,
         timeout_ms: float | None = None,
         raw: bool = False,
+        auth: bool = False,
     ) -> Any:
         """Write ``request`` at ``version`` and return the decoded response.
 
@@ -412,10 +426,13 @@ class BrokerConnection(asyncio.Protocol):
         throttle time the broker imposed. With ``expect_response=False`` (acks=0 Produce) it returns
         None once the bytes are handed to the transport. ``timeout_ms`` overrides
         ``request_timeout_ms``; on expiry the connection is closed (see the module docstring).
-        ``raw=True`` returns the response frame's bytes undecoded.
+        ``raw=True`` returns the response frame's bytes undecoded. ``auth=True`` marks a SASL
+        request of re-authentication, which passes the gate other requests wait at meanwhile.
         """
         if self._closed:
             raise self._closed_error()
+        if self._gate is not None and not auth:
+            await self._pass_gate()
         if not expect_response:
             return await self._send_oneway(request, version)
         if self._slots_used < self._max_in_flight and not self._slot_waiters:
@@ -450,6 +467,23 @@ class BrokerConnection(asyncio.Protocol):
         if self._timer is None or deadline < self._timer_at:
             self._arm_timer(deadline)
         return await fut
+
+    def close_gate(self) -> asyncio.Future[None]:
+        """Make new requests wait (until :meth:`open_gate`): re-authentication is under way."""
+        gate = self._gate = self._loop.create_future()
+        return gate
+
+    def open_gate(self, gate: asyncio.Future[None]) -> None:
+        if self._gate is gate:
+            self._gate = None
+        if not gate.done():
+            gate.set_result(None)
+
+    async def _pass_gate(self) -> None:
+        while self._gate is not None:
+            await asyncio.shield(self._gate)
+        if self._closed:
+            raise self._closed_error()
 
     async def _send_oneway(self, request: Any, version: int) -> None:
         if self.throttled_until and self.throttled_until > self._loop.time():
@@ -592,6 +626,7 @@ class BrokerConnection(asyncio.Protocol):
         self._closed = True
         self.state = "closed"
         self.close_reason = reason
+        self.reauth.cancel()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

@@ -12,7 +12,9 @@ without Kafka framing, is not supported.
 
 from __future__ import annotations
 
+import math
 import struct
+import time
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
@@ -22,6 +24,7 @@ from ..protocol.messages.api_versions import ApiVersionsRequest
 from ..protocol.messages.sasl_authenticate import SaslAuthenticateRequest
 from ..protocol.messages.sasl_handshake import SaslHandshakeRequest
 from .sasl_gssapi import start_gssapi
+from .sasl_oauth import OAuthBearerClient, jwt_expiry
 from .scram import SaslClient, make_sasl_client
 
 if TYPE_CHECKING:
@@ -75,12 +78,20 @@ def _fallback_version(frame: bytes, refused: int) -> int:
     return max(0, min(offered[0], refused - 1)) if offered else 0
 
 
-async def authenticate(conn: BrokerConnection) -> None:
-    """SaslHandshake + SaslAuthenticate rounds; AuthenticationFailedError says why it failed."""
+async def authenticate(conn: BrokerConnection, *, reauth: bool = False, token_life: float = 0.0) -> int:
+    """SaslHandshake + SaslAuthenticate rounds; AuthenticationFailedError says why it failed.
+
+    Returns the session lifetime the broker gave (SaslAuthenticate v1+; 0: none), after which the
+    connection must re-authenticate (``reauth=True``, KIP-368; see :mod:`aiokafka_lite.net.reauth`).
+    ``token_life``: OAUTHBEARER fetches a new token unless the current one has this many seconds left.
+    """
     settings = conn.settings
     mechanism = settings.sasl_mechanism
     client: SaslClient | None = None
-    if mechanism != "GSSAPI":  # GSSAPI's client is made after the handshake: it may wait for the KDC
+    if settings.sasl_oauth is not None:
+        oauth_token = await settings.sasl_oauth.get(fresh_for=token_life)
+        client = OAuthBearerClient(oauth_token, settings.sasl_oauth_extensions)
+    elif mechanism != "GSSAPI":  # GSSAPI's client is made after the handshake: it may wait for the KDC
         client = make_sasl_client(mechanism, settings.sasl_username, settings.sasl_password)
     timeout_ms = settings.connect_timeout * 1000
     handshake_version = conn.version_for(SaslHandshakeRequest)
@@ -89,7 +100,7 @@ async def authenticate(conn: BrokerConnection) -> None:
             f"{conn} offers only SaslHandshake v0 (unframed SASL tokens), which this client does not speak"
         )
     response = await conn.send(
-        SaslHandshakeRequest(mechanism=mechanism), handshake_version, timeout_ms=timeout_ms
+        SaslHandshakeRequest(mechanism=mechanism), handshake_version, timeout_ms=timeout_ms, auth=True
     )
     if response.error_code == _UNSUPPORTED_SASL_MECHANISM:
         offered = list(response.mechanisms or ())
@@ -116,18 +127,37 @@ async def authenticate(conn: BrokerConnection) -> None:
         gss = await start_gssapi(settings, conn.host)
         conn._tls_hint = ""
         client, subject = gss, f"principal {gss.principal!r}"
-    else:
+    elif settings.sasl_oauth is None:
         subject = f"user {settings.sasl_username!r}"
+    else:
+        subject = ""  # OAUTHBEARER: the principal is in the token
     token: bytes | None = client.first()
-    who = f"SASL {mechanism} authentication of {subject} with {conn}"
+    lifetime_ms = 0
+    subject = f" of {subject}" if subject else ""
+    who = f"SASL {mechanism} {'re-' if reauth else ''}authentication{subject} with {conn}"
     while token is not None:
         answer = await conn.send(
-            SaslAuthenticateRequest(auth_bytes=token), auth_version, timeout_ms=timeout_ms
+            SaslAuthenticateRequest(auth_bytes=token), auth_version, timeout_ms=timeout_ms, auth=True
         )
         if answer.error_code:
             reason = answer.error_message or for_code(answer.error_code).message
-            raise AuthenticationFailedError(f"{who} failed: {reason}")
+            raise AuthenticationFailedError(f"{who} failed: {reason}{_token_hint(client, reason)}")
+        lifetime_ms = getattr(answer, "session_lifetime_ms", 0) or 0
         try:
             token = client.step(bytes(answer.auth_bytes or b""))
         except AuthenticationFailedError as exc:
             raise AuthenticationFailedError(f"{who} failed: {exc.args[0]}") from None
+    return int(lifetime_ms)
+
+
+def _token_hint(client: SaslClient, reason: str) -> str:
+    """For a refused OAUTHBEARER token: the broker's JSON status, and whether the token had expired."""
+    if not isinstance(client, OAuthBearerClient):
+        return ""
+    error = client.server_error
+    hint = f" (broker said {error})" if error and error not in reason else ""
+    now = time.time()
+    expires = min(client.token.expires_at, jwt_expiry(client.token.value) or math.inf)
+    if expires <= now:
+        hint += f"; the token had expired {round(now - expires)} s before"
+    return hint

@@ -12,6 +12,8 @@ from typing import Any
 
 from .. import _debug
 from ..errors import UnsupportedVersionError
+from .oauth_fetch import token_provider_from_config
+from .sasl_oauth import TokenCache, parse_extensions
 from .tls import build_ssl_context
 
 __all__ = ["ConnectionSettings", "choose_version"]
@@ -35,6 +37,8 @@ class ConnectionSettings:
         "sasl_kerberos_principal",
         "sasl_kerberos_service_name",
         "sasl_mechanism",
+        "sasl_oauth",
+        "sasl_oauth_extensions",
         "sasl_password",
         "sasl_username",
         "security_protocol",
@@ -69,6 +73,12 @@ class ConnectionSettings:
         self.debug: frozenset[str] = frozenset(debug.split(",")) if debug else frozenset()
         if self.debug:
             _debug.enable(self.debug)
+        #: OAUTHBEARER: the client's token cache (one per client, shared by its connections).
+        self.sasl_oauth: TokenCache | None = None
+        self.sasl_oauth_extensions: dict[str, str] = {}
+        if self.uses_sasl and self.sasl_mechanism == "OAUTHBEARER":
+            self.sasl_oauth = TokenCache(token_provider_from_config(config))
+            self.sasl_oauth_extensions = parse_extensions(config.sasl_oauthbearer_extensions)
 
     @property
     def uses_tls(self) -> bool:

@@ -38,9 +38,18 @@ _JAAS_MODULES = {
     "org.apache.kafka.common.security.plain.PlainLoginModule": "PLAIN",
     "org.apache.kafka.common.security.scram.ScramLoginModule": "SCRAM",
 }
+_OAUTH_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+#: Java's built-in OIDC login handler (KIP-768; both its package names): this client fetches tokens itself.
+_OAUTH_LOGIN_HANDLERS = {
+    "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+    "org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler",
+}
+#: KIP-1139's names for the client credentials, and ours.
+_OAUTH_ALIASES = {
+    "sasl.oauthbearer.client.credentials.client.id": "sasl.oauthbearer.client.id",
+    "sasl.oauthbearer.client.credentials.client.secret": "sasl.oauthbearer.client.secret",
+}
 _JAAS_REFUSED = {
-    "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule":
-        "SASL/OAUTHBEARER is not supported by this client yet",
     "com.sun.security.auth.module.Krb5LoginModule":
         "SASL/GSSAPI (Kerberos) is not supported by the data source yet",
 }
@@ -53,8 +62,10 @@ _PARTITIONERS = {
 _REFUSED_PREFIXES = {
     "ssl.keystore.": "client certificates (mutual TLS) are not supported by the data source yet",
     "sasl.kerberos.": "SASL/GSSAPI (Kerberos) is not supported by the data source yet",
-    "sasl.oauthbearer.": "SASL/OAUTHBEARER is not supported by this client yet",
-    "sasl.login.": "SASL login callbacks are Java classes; give username and password in sasl.jaas.config",
+    "sasl.oauthbearer.": "a broker-side or Java-class OAUTHBEARER setting (see docs/security.md for the "
+                         "client's)",
+    "sasl.login.": "SASL login callbacks are Java classes; give username and password in sasl.jaas.config "
+                   "(or, for OAUTHBEARER, the OAuthBearerLoginModule options)",
     "sasl.client.callback.handler.class": "SASL callback handlers are Java classes",
     "ssl.key.password": "client certificates (mutual TLS) are not supported by the data source yet",
     "ssl.engine.factory.class": "TLS engine factories are Java classes",
@@ -102,12 +113,49 @@ def _read_pem(option: str, text: str) -> str:
     return text
 
 
+def _oauth_setting(name: str) -> str | None:
+    """Our dotted name for a Java OAUTHBEARER client setting we have (None: not one of those)."""
+    from ..config import COMMON  # config is a base module; imported late to keep this module light
+
+    name = _OAUTH_ALIASES.get(name, name)
+    if name.startswith(("sasl.oauthbearer.", "sasl.login.")) and name.replace(".", "_") in {
+            s.name for s in COMMON}:
+        return name
+    return None
+
+
+def _oauth_jaas(option: str, opts: Mapping[str, str], out: dict[str, Any]) -> None:
+    """OAuthBearerLoginModule's options (clientId, clientSecret, scope, extension_NAME) to our settings."""
+    unsecured = [k for k in opts if k.startswith("unsecuredLogin")]
+    if unsecured:
+        raise ConfigError(f"option {option!r}: unsecured (unsigned) tokens ({unsecured[0]}) are not "
+                          "supported; give clientId and clientSecret with "
+                          "kafka.sasl.oauthbearer.token.endpoint.url")
+    for key, ours in (("clientId", "sasl.oauthbearer.client.id"), ("scope", "sasl.oauthbearer.scope"),
+                      ("clientSecret", "sasl.oauthbearer.client.secret")):
+        if key in opts:
+            out[ours] = opts[key]
+    extensions = {k[len("extension_"):]: v for k, v in opts.items() if k.startswith("extension_")}
+    if extensions:
+        out["sasl.oauthbearer.extensions"] = extensions
+    known = {"clientId", "clientSecret", "scope"} | {f"extension_{k}" for k in extensions}
+    unknown = sorted(set(opts) - known)
+    if unknown:
+        raise ConfigError(f"option {option!r}: OAuthBearerLoginModule option {unknown[0]!r} is not supported")
+
+
 def translate(settings: Mapping[str, str]) -> dict[str, Any]:
     """Java-named settings (dotted, without ``kafka.``) to ours; the others pass through unchanged."""
     out: dict[str, Any] = {}
     jaas_user: tuple[str, str, str] | None = None
+    oauth_module = False
     for name, value in settings.items():
         option = f"kafka.{name}"
+        if name == "sasl.login.callback.handler.class" and value in _OAUTH_LOGIN_HANDLERS:
+            continue  # Java's way of asking for built-in token fetching: what this client does
+        if (ours := _oauth_setting(name)) is not None:
+            out[ours] = value
+            continue
         refused = next((why for prefix, why in _REFUSED_PREFIXES.items() if name.startswith(prefix)), None)
         if refused is not None:
             raise ConfigError(f"option {option!r} is not supported: {refused}")
@@ -115,6 +163,10 @@ def translate(settings: Mapping[str, str]) -> dict[str, Any]:
             continue
         if name == "sasl.jaas.config":
             module, opts = _parse_jaas(str(value))
+            if module == _OAUTH_MODULE:
+                _oauth_jaas(option, opts, out)
+                oauth_module = True
+                continue
             if module in _JAAS_REFUSED:
                 raise ConfigError(f"option {option!r}: {_JAAS_REFUSED[module]} ({module})")
             if module not in _JAAS_MODULES:
@@ -153,6 +205,11 @@ def translate(settings: Mapping[str, str]) -> dict[str, Any]:
             out[_SSL_CHECK_HOSTNAME] = algo == "https"
         else:
             out[name] = value
+    if oauth_module:
+        mechanism = str(out.setdefault("sasl.mechanism", "OAUTHBEARER")).upper()
+        if mechanism != "OAUTHBEARER":
+            raise ConfigError("option 'kafka.sasl.jaas.config' holds the OAuthBearerLoginModule but "
+                              f"'kafka.sasl.mechanism' is {mechanism!r}")
     if jaas_user is not None:
         kind, user, password = jaas_user
         if "sasl.mechanism" not in out and kind == "PLAIN":

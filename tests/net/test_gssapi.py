@@ -257,3 +257,28 @@ async def test_gssapi_broker_demanding_a_security_layer(realm: Realm) -> None:
     finally:
         realm.layers = 1
     assert "principal 'alice@" in message and "demands a SASL security layer (offered mask 0x04)" in message
+
+
+async def test_gssapi_reauthentication(realm: Realm) -> None:
+    """KIP-368 with GSSAPI: 2 s sessions, a fresh GSS-API exchange on the live connection each time."""
+    front = realm.broker.front
+    front.session_lifetime_ms = 2000
+    expired, reauths = front.expired, front.reauthenticated
+    try:
+        async with KafkaClient(Config(COMMON, _settings(realm, "alice"))) as client:
+            (broker,) = client.cluster.brokers()
+            await client.send(broker.node_id, MetadataRequest(topics=[]))
+            conn = client.connection(broker.node_id)
+            deadline = asyncio.get_running_loop().time() + 3.0
+
+            async def worker() -> None:
+                while asyncio.get_running_loop().time() < deadline:
+                    await client.send(broker.node_id, MetadataRequest(topics=[]))
+
+            await asyncio.gather(*(worker() for _ in range(4)))
+            assert client.connection(broker.node_id) is conn and conn is not None and not conn.closed
+            assert conn.reauth.count >= 1
+    finally:
+        front.session_lifetime_ms = 0
+    assert front.expired == expired and front.reauthenticated > reauths
+    assert realm.servers[-1].principal == f"alice@{realm.kdc.realm}"

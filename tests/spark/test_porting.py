@@ -41,9 +41,8 @@ def test_jaas_configs_become_sasl_settings() -> None:
         "SCRAM-SHA-512", "spark-user", 's3cret "quoted"')
     c = src(**{"kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.jaas.config": _jaas(PLAIN)}).client
     assert (c["sasl_mechanism"], c["sasl_plain_username"]) == ("PLAIN", "spark-user")
-    with pytest.raises(ConfigError, match=r"kafka.sasl.jaas.config.*OAUTHBEARER"):
-        src(**{"kafka.sasl.jaas.config":
-               "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"})
+    with pytest.raises(ConfigError, match=r"kafka.sasl.jaas.config.*OAuthBearerLoginModule.*PLAIN"):
+        src(**{"kafka.sasl.mechanism": "PLAIN", "kafka.sasl.jaas.config": OAUTH})
     with pytest.raises(ConfigError, match=r"kafka.sasl.jaas.config.*SCRAM login module.*PLAIN"):
         src(**{"kafka.sasl.mechanism": "PLAIN", "kafka.sasl.jaas.config": _jaas(SCRAM)})
     with pytest.raises(ConfigError, match=r"kafka.sasl.jaas.config"):
@@ -52,6 +51,36 @@ def test_jaas_configs_become_sasl_settings() -> None:
         src(**{"kafka.sasl.kerberos.service.name": "kafka"})
     # Spark options about its consumer cache and group ids are accepted and unused (docs/spark.md)
     src(**{"groupIdPrefix": "spark-kafka-source", "kafkaConsumer.cacheCapacity": "64", "kafka.group.id": "g"})
+
+
+OAUTH = ('org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId="app" '
+         'clientSecret="s3" scope="kafka" extension_logicalCluster="lkc-1";')
+
+
+def test_oauthbearer_options_become_oauth_settings() -> None:
+    """Java's KIP-768 client setup (login module options, token endpoint, its login handler class)."""
+    c = src(**{"kafka.security.protocol": "SASL_SSL", "kafka.sasl.jaas.config": OAUTH,
+               "kafka.sasl.oauthbearer.token.endpoint.url": "https://idp.example/token",
+               "kafka.sasl.login.callback.handler.class":
+                   "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+               "kafka.sasl.login.read.timeout.ms": "5000"}).client
+    assert (c["sasl_mechanism"], c["sasl_oauthbearer_client_id"], c["sasl_oauthbearer_client_secret"],
+            c["sasl_oauthbearer_scope"], c["sasl_oauthbearer_extensions"], c["sasl_login_read_timeout_ms"],
+            c["sasl_oauthbearer_token_endpoint_url"]) == (
+        "OAUTHBEARER", "app", "s3", "kafka", {"logicalCluster": "lkc-1"}, 5000, "https://idp.example/token")
+    c = src(**{"kafka.sasl.mechanism": "OAUTHBEARER",
+               "kafka.sasl.oauthbearer.client.credentials.client.id": "app",  # KIP-1139's names
+               "kafka.sasl.oauthbearer.assertion.private.key.file": "/k.pem"}).client
+    assert c["sasl_oauthbearer_client_id"] == "app"
+    assert c["sasl_oauthbearer_assertion_private_key_file"] == "/k.pem"
+    for opts, match in (
+            ({"kafka.sasl.oauthbearer.jwks.endpoint.url": "https://idp/jwks"}, "jwks.endpoint.url.*broker"),
+            ({"kafka.sasl.login.callback.handler.class": "com.example.Handler"}, "callback.handler.class"),
+            ({"kafka.sasl.jaas.config": OAUTH.replace("clientId", "unsecuredLoginStringClaim_sub")},
+             "unsecured"),
+            ({"kafka.sasl.jaas.config": OAUTH.replace("scope", "colour")}, "'colour' is not supported")):
+        with pytest.raises(ConfigError, match=match):
+            src(**opts)
 
 
 def test_truststores_and_partitioners(tmp_path: Path) -> None:
