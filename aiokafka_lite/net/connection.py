@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-import socket
 import ssl
 import struct
 from collections.abc import Callable
@@ -30,11 +29,14 @@ from ..errors import (
     KafkaTimeoutError,
     ProtocolError,
 )
-from ..protocol import REQUEST_CLASSES, decode_response, encode_request
+from ..protocol import decode_response, encode_request
 from . import debuglog
 from ._timeout import run_with_timeout
+from .conn_errors import api_name, closed_error, request_error
+from .framing import FrameReader, FrameSizeError
 from .reauth import Reauthenticator
 from .settings import ConnectionSettings, choose_version
+from .sockets import open_socket
 from .tls import TLS_DROPPED_HINT, tls_failure_hint
 
 __all__ = ["BrokerConnection"]
@@ -49,15 +51,6 @@ _MAX_ONEWAY_REMEMBERED = 4096
 # In-flight entry: (correlation_id, future, api_key, api_version, deadline, sent_at). A negative
 # api_key, -(api_key + 1), asks for the raw response frame instead of a decoded object.
 _InFlight = tuple[int, "asyncio.Future[Any]", int, int, float, float]
-
-
-def _api_name(api_key: int) -> str:
-    if api_key < 0:
-        api_key = -(api_key + 1)
-    try:
-        return str(REQUEST_CLASSES[api_key].NAME)
-    except KeyError:
-        return f"API {api_key}"
 
 
 class BrokerConnection(asyncio.Protocol):
@@ -111,9 +104,7 @@ class BrokerConnection(asyncio.Protocol):
         # Correlation ids of recent requests sent expecting no response (acks=0 Produce). Kafka
         # never answers them, but some brokers (Tansu) do; such an answer is dropped, not fatal.
         self._oneway: dict[int, None] = {}
-        self._rx_parts: list[bytes] = []
-        self._rx_have = 0
-        self._rx_want = 4
+        self._rx = FrameReader(self._max_frame)
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at = 0.0
         self._idle_timer: asyncio.TimerHandle | None = None
@@ -223,7 +214,8 @@ class BrokerConnection(asyncio.Protocol):
     async def _connect(self) -> None:
         from .handshake import authenticate, negotiate_api_versions  # handshake imports this module
 
-        sock = await self._open_socket()
+        sock = await open_socket(self._loop, self.host, self.port, self.settings.sndbuf, self.settings.rcvbuf,
+                                 str(self))
         ctx = self.settings.ssl_context if self.settings.uses_tls else None
         if self.settings.uses_tls and ctx is None:
             ctx = ssl.create_default_context()
@@ -253,36 +245,6 @@ class BrokerConnection(asyncio.Protocol):
         if self.settings.uses_sasl:
             self._session_lifetime_ms = await authenticate(self)
 
-    async def _open_socket(self) -> socket.socket:
-        """A connected non-blocking socket, buffers sized before connect (so window scaling fits)."""
-        loop = self._loop
-        try:
-            infos = await loop.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM)
-        except OSError as exc:
-            raise KafkaConnectionError(f"cannot resolve {self}: {exc}") from exc
-        errors: list[str] = []
-        for family, type_, proto, _name, address in infos:
-            sock = socket.socket(family, type_, proto)
-            try:
-                sock.setblocking(False)
-                if self.settings.sndbuf > 0:
-                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.settings.sndbuf)
-                if self.settings.rcvbuf > 0:
-                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.settings.rcvbuf)
-                if family in (socket.AF_INET, socket.AF_INET6):
-                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                await loop.sock_connect(sock, address)
-            except OSError as exc:
-                sock.close()
-                where = str(address[0]) + ":" + str(address[1])
-                errors.append(f"{where}: {exc.strerror or str(exc)}")
-                continue
-            except BaseException:
-                sock.close()
-                raise
-            return sock
-        raise KafkaConnectionError(f"cannot connect to {self}: {'; '.join(errors) or 'no address'}")
-
     # -- asyncio.Protocol -------------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -291,14 +253,15 @@ class BrokerConnection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         if self._closed:
             return
-        partial = f" after {self._rx_have} bytes of an unfinished response" if self._rx_have else ""
+        pending = self._rx.pending
+        partial = f" after {pending} bytes of an unfinished response" if pending else ""
         if isinstance(exc, ssl.SSLError):  # a TLS 1.3 server refuses our certificate after the handshake
             hint = tls_failure_hint(exc, self.host)
             self.close(AuthenticationFailedError(f"TLS with {self} failed{partial}: {exc}{hint}"))
             return
         # A TLS server that drops us before its first answer has most likely refused our certificate.
         tls = self._transport is not None and self._transport.get_extra_info("ssl_object") is not None
-        hint = TLS_DROPPED_HINT if tls and self.state == "connecting" and not self._rx_have else ""
+        hint = TLS_DROPPED_HINT if tls and self.state == "connecting" and not pending else ""
         if exc is None:
             self.close(KafkaConnectionError(f"connection to {self} was closed by the broker{partial}{hint}"))
         else:
@@ -318,38 +281,10 @@ class BrokerConnection(asyncio.Protocol):
         if self._closed:
             return
         self._last_io = self._loop.time()
-        if self._rx_parts:
-            self._rx_parts.append(data)
-            self._rx_have += len(data)
-            if self._rx_have < self._rx_want:
-                return
-            data = b"".join(self._rx_parts)
-            self._rx_parts = []
-        n = len(data)
-        pos = 0
-        want = 4
-        view: memoryview | None = None
-        while n - pos >= 4:
-            size = _unpack_int32(data, pos)[0]
-            if size < 4 or size > self._max_frame:
-                self._protocol_error(self._bad_size_message(size))
-                return
-            end = pos + 4 + size
-            if end > n:
-                want = 4 + size
-                break
-            if view is None:
-                view = memoryview(data)
-            self._on_frame(view[pos + 4 : end])
-            if self._closed:
-                return
-            pos = end
-        if pos < n:
-            self._rx_parts = [data[pos:] if pos else data]
-            self._rx_have = n - pos
-            self._rx_want = want
-        else:
-            self._rx_have = 0
+        try:
+            self._rx.feed(data, self._on_frame)
+        except FrameSizeError as exc:
+            self._protocol_error(self._bad_size_message(exc.size))
 
     def _bad_size_message(self, size: int) -> str:
         if size < 4:
@@ -372,7 +307,7 @@ class BrokerConnection(asyncio.Protocol):
         if entry[0] != corr:
             self._protocol_error(
                 f"{self} answered correlation id {corr} but the oldest request in flight is "
-                f"{_api_name(entry[2])} with correlation id {entry[0]}"
+                f"{api_name(entry[2])} with correlation id {entry[0]}"
             )
             return
         inflight.popleft()
@@ -391,7 +326,7 @@ class BrokerConnection(asyncio.Protocol):
             response = decode_response(api_key, entry[3], frame)[1]
         except Exception as exc:
             error = ProtocolError(
-                f"cannot decode the {_api_name(api_key)} v{entry[3]} response from {self}: {exc}"
+                f"cannot decode the {api_name(api_key)} v{entry[3]} response from {self}: {exc}"
             )
             fut.set_exception(error)
             self.close(ProtocolError(str(error.args[0])))
@@ -593,13 +528,13 @@ class BrokerConnection(asyncio.Protocol):
         else:
             setting = "the timeout given for this request"
         error = KafkaTimeoutError(
-            f"{_api_name(api_key)} v{version} request (correlation id {corr}) to {self} got no response "
+            f"{api_name(api_key)} v{version} request (correlation id {corr}) to {self} got no response "
             f"within {round((deadline - sent_at) * 1000)} ms ({setting}); the connection was closed"
         )
         if not fut.done():
             fut.set_exception(error)
         log.warning("%s", error)
-        self.close(KafkaConnectionError(f"{_api_name(api_key)} request (correlation id {corr}) timed out"))
+        self.close(KafkaConnectionError(f"{api_name(api_key)} request (correlation id {corr}) timed out"))
 
     def _schedule_idle_check(self, delay: float) -> None:
         self._idle_timer = self._loop.call_later(delay, self._check_idle)
@@ -655,7 +590,7 @@ class BrokerConnection(asyncio.Protocol):
             if not fut.done():
                 fut.set_exception(self._closed_error())
         self._drain_waiters = []
-        self._rx_parts = []
+        self._rx.stop()
         if self._on_close is not None:
             try:
                 self._on_close(self, reason)
@@ -665,27 +600,8 @@ class BrokerConnection(asyncio.Protocol):
     def _request_error(
         self, reason: BaseException | None, api_key: int, version: int, corr: int
     ) -> KafkaError:
-        what = f"{_api_name(api_key)} v{version} request (correlation id {corr}) to {self} failed"
-        if reason is None:
-            return KafkaConnectionError(f"{what}: the connection was closed")
-        detail = reason.args[0] if isinstance(reason, KafkaError) and reason.args else str(reason)
-        error: KafkaError
-        if isinstance(reason, ProtocolError):
-            error = ProtocolError(f"{what}: {detail}")
-        elif isinstance(reason, AuthenticationFailedError):
-            error = AuthenticationFailedError(f"{what}: {detail}")
-        else:
-            error = KafkaConnectionError(f"{what}: {detail}")
-        error.__cause__ = reason
-        return error
+        what = f"{api_name(api_key)} v{version} request (correlation id {corr}) to {self} failed"
+        return request_error(reason, what)
 
     def _closed_error(self) -> KafkaError:
-        reason = self.close_reason
-        if reason is None:
-            return KafkaConnectionError(f"connection to {self} is closed")
-        detail = reason.args[0] if isinstance(reason, KafkaError) and reason.args else str(reason)
-        if isinstance(reason, ProtocolError):
-            return ProtocolError(f"connection to {self} is closed: {detail}")
-        if isinstance(reason, AuthenticationFailedError):
-            return AuthenticationFailedError(f"connection to {self} is closed: {detail}")
-        return KafkaConnectionError(f"connection to {self} is closed: {detail}")
+        return closed_error(self.close_reason, f"connection to {self} is closed")

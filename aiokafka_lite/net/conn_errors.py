@@ -1,0 +1,52 @@
+"""The errors a broken connection gives its requests: one wording, kind kept from the reason."""
+
+from __future__ import annotations
+
+from ..errors import AuthenticationFailedError, KafkaConnectionError, KafkaError, ProtocolError
+from ..protocol import REQUEST_CLASSES
+
+__all__ = ["api_name", "closed_error", "request_error"]
+
+
+def api_name(api_key: int) -> str:
+    """``Produce`` for 0; a negative key (a raw-response request, ``-(key + 1)``) names its API too."""
+    if api_key < 0:
+        api_key = -(api_key + 1)
+    try:
+        return str(REQUEST_CLASSES[api_key].NAME)
+    except KeyError:
+        return f"API {api_key}"
+
+
+def _detail(reason: BaseException) -> str:
+    return str(reason.args[0]) if isinstance(reason, KafkaError) and reason.args else str(reason)
+
+
+def request_error(reason: BaseException | None, what: str) -> KafkaError:
+    """The error of one request in flight when its connection closed for ``reason`` (None: closed on
+    purpose): a ProtocolError or AuthenticationFailedError stays one (retrying will not help), anything
+    else is a KafkaConnectionError; ``reason`` is its cause."""
+    if reason is None:
+        return KafkaConnectionError(f"{what}: the connection was closed")
+    detail = _detail(reason)
+    error: KafkaError
+    if isinstance(reason, ProtocolError):
+        error = ProtocolError(f"{what}: {detail}")
+    elif isinstance(reason, AuthenticationFailedError):
+        error = AuthenticationFailedError(f"{what}: {detail}")
+    else:
+        error = KafkaConnectionError(f"{what}: {detail}")
+    error.__cause__ = reason
+    return error
+
+
+def closed_error(reason: BaseException | None, what: str) -> KafkaError:
+    """The error for using a connection closed for ``reason`` (same kinds as :func:`request_error`)."""
+    if reason is None:
+        return KafkaConnectionError(what)
+    detail = _detail(reason)
+    if isinstance(reason, ProtocolError):
+        return ProtocolError(f"{what}: {detail}")
+    if isinstance(reason, AuthenticationFailedError):
+        return AuthenticationFailedError(f"{what}: {detail}")
+    return KafkaConnectionError(f"{what}: {detail}")
