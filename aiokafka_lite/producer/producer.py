@@ -156,8 +156,9 @@ class Producer(SendCore):
                 batch_size=cfg.batch_size, linger_ms=cfg.linger_ms, compression=self._codec, pool=pool,
                 loop=loop, delivery_timeout_ms=cfg.delivery_timeout_ms,
                 transactional=self._transactional_id is not None,
-                max_batch_bytes=min(cfg.max_batch_bytes, cfg.max_request_size - 4096)
-                if self._idempotent else 0,
+                # Without idempotence too: a batch waiting behind one of its partition in flight (all
+                # request slots busy on a far link) takes more records instead of queueing small ones.
+                max_batch_bytes=min(cfg.max_batch_bytes, cfg.max_request_size - 4096),
                 keep_handles=bool(self._interceptors and self._interceptors.wants_acks))
             self._batches = acc.batches
             self._sticky = StickyPartitioner(acc.queue_sizes)
