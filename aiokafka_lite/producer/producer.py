@@ -178,6 +178,7 @@ class Producer(SendCore):
                 metrics=self._metrics, on_fatal=self._on_fatal,
                 on_ack=self._on_ack if acc.keep_handles else None)
             acc.wakeup = sender.wakeup
+            acc.wake_by = sender.wake_by
             self._client.add_metadata_listener(self._on_metadata)
             sender.start()
             self._started = True
