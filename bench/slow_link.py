@@ -122,7 +122,7 @@ def main() -> None:
     for (client, partitions, idem), rs in runs.items():
         wall = statistics.median(x["wall"] for x in rs)
         reqs = [x["requests"] for x in rs if x["requests"] is not None]
-        results.append({"client": client, "partitions": partitions, "idempotent": idem,
+        results.append({"client": client, "mode": "idempotent" if idem else "plain", "partitions": partitions,
                         "wall_seconds": round(wall, 3), "round_trips": round(wall / rtt, 1),
                         "requests": statistics.median(reqs) if reqs else None})
     ratios = {}
@@ -130,7 +130,7 @@ def main() -> None:
         if r["client"] == "ours":
             conf = next(x for x in results
                         if x["client"] == "confluent" and x["partitions"] == r["partitions"])
-            key = f"p{r['partitions']}_{'idempotent' if r['idempotent'] else 'plain'}_wall_vs_confluent"
+            key = f"p{r['partitions']}_{r['mode']}_wall_vs_confluent"
             ratios[key] = round(r["wall_seconds"] / conf["wall_seconds"], 2)
     print(json.dumps({"bench": "slow_link", "records": a.records, "value_bytes": a.value_bytes,
                       "delay_ms_each_way": a.delay_ms, "results": results, "ratios": ratios}))
