@@ -314,9 +314,10 @@ PRODUCER: tuple[Setting, ...] = (
     _S("batch_size", int, 16384, "Bytes per partition batch before it is sent without waiting for linger.",
        min=1),
     _S("max_batch_bytes", int, 1_000_000,
-       "With idempotence one batch per partition is in flight: a full batch that cannot go yet (another "
-       "of its partition is ahead) grows past batch_size up to this (and max_request_size), so a backlog "
-       "takes few round trips. 0 keeps batches at batch_size.", min=0),
+       "A full batch that cannot go yet (another of its partition is ahead, queued or in flight: with "
+       "idempotence one batch per partition is in flight) grows past batch_size up to this (and "
+       "max_request_size), so a backlog on a far link takes few round trips. 0 keeps batches at "
+       "batch_size.", min=0),
     _S("linger_ms", int, 5, "How long a batch waits for more records.", min=0),
     _S("buffer_memory", int, 32 * 1024 * 1024, "Bytes of unsent records held; send() waits when full.",
        min=1024),

@@ -110,7 +110,7 @@ class BrokerConnection(asyncio.Protocol):
         self._idle_timer: asyncio.TimerHandle | None = None
         self._last_io = self._loop.time()
         self._write_paused = False
-        self._wbuf: list[bytes] = []
+        self._wbuf: list[bytes | bytearray] = []
         self._drain_waiters: list[asyncio.Future[None]] = []
         #: Monotonic time before which no request is sent (the broker asked us to back off).
         self.throttled_until = 0.0
@@ -444,7 +444,7 @@ class BrokerConnection(asyncio.Protocol):
             self._drain_waiters.append(fut)
             await fut
 
-    def _queue_write(self, data: bytes) -> None:
+    def _queue_write(self, data: bytes | bytearray) -> None:
         """Queue a frame; all frames queued in one loop iteration leave in one write.
 
         With requests pipelined from many tasks, every response batch wakes many senders at once;

@@ -166,8 +166,9 @@ class Producer(SendCore):
                 batch_size=cfg.batch_size, linger_ms=cfg.linger_ms, compression=self._codec, pool=pool,
                 loop=loop, delivery_timeout_ms=cfg.delivery_timeout_ms,
                 transactional=self._transactional_id is not None,
-                max_batch_bytes=min(cfg.max_batch_bytes, cfg.max_request_size - 4096)
-                if self._idempotent else 0,
+                # Without idempotence too: a batch waiting behind one of its partition in flight (all
+                # request slots busy on a far link) takes more records instead of queueing small ones.
+                max_batch_bytes=min(cfg.max_batch_bytes, cfg.max_request_size - 4096),
                 keep_handles=bool(self._interceptors and self._interceptors.wants_acks))
             self._batches = acc.batches
             self._sticky = StickyPartitioner(acc.queue_sizes)
@@ -187,6 +188,7 @@ class Producer(SendCore):
                 metrics=self._metrics, on_fatal=self._on_fatal,
                 on_ack=self._on_ack if acc.keep_handles else None)
             acc.wakeup = sender.wakeup
+            acc.wake_by = sender.wake_by
             self._client.add_metadata_listener(self._on_metadata)
             sender.start()
             self._hub.start()

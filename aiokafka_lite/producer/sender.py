@@ -99,6 +99,8 @@ class Sender:
         self._connect_errors: dict[int, BaseException] = {}
         self._tasks: set[asyncio.Future[Any]] = set()
         self._wake: asyncio.Future[None] | None = None
+        #: When the current sleep ends (loop time; valid while ``_wake`` is set).
+        self._wake_at = 0.0
         self._woken = False
         self._task: asyncio.Task[None] | None = None
         self._closing = False
@@ -123,6 +125,12 @@ class Sender:
                 fut.set_result(None)
         else:
             self._woken = True
+
+    def wake_by(self, when: float) -> None:
+        """Make sure the task looks again by loop time ``when`` (a new batch lingering out then): no
+        round now if its current sleep already ends by then."""
+        if self._wake is None or when < self._wake_at:
+            self.wakeup()
 
     async def close(self, timeout: float | None = None) -> None:
         """Send what is queued, wait for the answers, then stop; after ``timeout`` s give up and fail
@@ -194,6 +202,7 @@ class Sender:
             await asyncio.sleep(0)
             return
         fut = self._wake = self.loop.create_future()
+        self._wake_at = self.loop.time() + delay
         handle = self.loop.call_later(delay, _set_none, fut) if delay != float("inf") else None
         try:
             await fut

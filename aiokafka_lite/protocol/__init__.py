@@ -112,8 +112,13 @@ def response_header_version(api_key: int, api_version: int) -> int:
     return 1 if _flexible(RESPONSES, api_key, api_version) else 0
 
 
-def encode_request(request: Message, api_version: int, correlation_id: int, client_id: str | None) -> bytes:
-    """A whole request frame: 4-byte big-endian size, request header, body at ``api_version``."""
+def encode_request(request: Message, api_version: int, correlation_id: int,
+                   client_id: str | None) -> bytearray:
+    """A whole request frame: 4-byte big-endian size, request header, body at ``api_version``.
+
+    The buffer it was built in, not a ``bytes`` copy of it: a produce request carries megabytes of
+    record batches, and the transport takes any bytes-like object (one copy of every byte less).
+    """
     api_key = request.API_KEY
     header_version = request_header_version(api_key, api_version)
     out = bytearray(b"\0\0\0\0")
@@ -124,7 +129,7 @@ def encode_request(request: Message, api_version: int, correlation_id: int, clie
             out.append(0)  # no header tagged fields
     request.encode_into(out, api_version)
     INT32.pack_into(out, 0, len(out) - 4)
-    return bytes(out)
+    return out
 
 
 def peek_correlation_id(frame: Buffer) -> int:

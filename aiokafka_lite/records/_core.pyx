@@ -11,11 +11,15 @@ from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.long cimport PyLong_FromLongLong
-from cpython.ref cimport Py_INCREF
+from cpython.ref cimport PyObject, Py_DECREF, Py_INCREF
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset
+
+cdef extern from "Python.h":
+    # Resizes a bytes object nobody else holds yet (refcount 1), as CPython's own builders do.
+    int _PyBytes_Resize(PyObject **obj, Py_ssize_t newsize) except -1
 
 import operator
 import time
@@ -285,6 +289,10 @@ cdef class BatchBuilder:
     """
 
     cdef uchar *_buf
+    # The batch is built inside one bytes object that only this builder holds until build() hands it
+    # out: the records start BATCH_OVERHEAD bytes in (``_buf``), so an uncompressed batch gets its
+    # header and CRC written in place, with no copy of its records (they are megabytes for large values).
+    cdef object _store
     cdef Py_ssize_t _len
     cdef Py_ssize_t _cap
     cdef Py_ssize_t _batch_size
@@ -303,9 +311,7 @@ cdef class BatchBuilder:
 
     def __cinit__(self):
         self._buf = NULL
-
-    def __dealloc__(self):
-        free(self._buf)
+        self._store = None
 
     def __init__(self, int compression=0, Py_ssize_t batch_size=16384, *, compression_level=None,
                  bint is_transactional=False, producer_id=-1, producer_epoch=-1, base_sequence=-1,
@@ -333,11 +339,11 @@ cdef class BatchBuilder:
         self._max_ts = -1
         self._built = None
         self._len = 0
-        self._cap = min(max(batch_size, 256), 1 << 20)
-        free(self._buf)
-        self._buf = <uchar *>malloc(self._cap)
-        if self._buf == NULL:
-            raise MemoryError()
+        self._cap = min(max(batch_size, 256), 1 << 20) - BATCH_OVERHEAD
+        if self._cap < 256:
+            self._cap = 256
+        self._store = PyBytes_FromStringAndSize(NULL, BATCH_OVERHEAD + self._cap)
+        self._buf = <uchar *>PyBytes_AS_STRING(self._store) + BATCH_OVERHEAD
 
     @property
     def record_count(self):
@@ -381,15 +387,22 @@ cdef class BatchBuilder:
         self._epoch = producer_epoch
         self._seq = base_sequence
 
+    cdef int _resize(self, Py_ssize_t records_len) except -1:
+        """Resize the store to hold ``records_len`` bytes of records (it may move)."""
+        cdef PyObject *tmp = <PyObject *>self._store
+        Py_INCREF(self._store)
+        self._store = None  # now ``tmp`` holds the only reference, as _PyBytes_Resize requires
+        _PyBytes_Resize(&tmp, BATCH_OVERHEAD + records_len)  # on failure it frees and raises
+        self._store = <object>tmp
+        Py_DECREF(self._store)
+        self._buf = <uchar *>PyBytes_AS_STRING(self._store) + BATCH_OVERHEAD
+        return 0
+
     cdef int _grow(self, Py_ssize_t need) except -1:
         cdef Py_ssize_t cap = self._cap * 2
-        cdef uchar *p
         if cap < self._len + need:
             cap = self._len + need
-        p = <uchar *>realloc(self._buf, cap)
-        if p == NULL:
-            raise MemoryError()
-        self._buf = p
+        self._resize(cap)
         self._cap = cap
         return 0
 
@@ -516,10 +529,14 @@ cdef class BatchBuilder:
                                self._level)
             pp = <const uchar *>PyBytes_AS_STRING(payload)
             plen = PyBytes_GET_SIZE(payload)
+            out = PyBytes_FromStringAndSize(NULL, BATCH_OVERHEAD + plen)
+            memcpy(<uchar *>PyBytes_AS_STRING(out) + BATCH_OVERHEAD, pp, plen)
         else:
-            pp = self._buf
             plen = self._len
-        out = PyBytes_FromStringAndSize(NULL, BATCH_OVERHEAD + plen)
+            if self._cap != plen:
+                self._resize(plen)  # shrinking: realloc gives the tail back, mostly in place
+            out = self._store
+        self._store = None
         o = <uchar *>PyBytes_AS_STRING(out)
         alk_put64(o, <uint64_t>self._base_offset)
         alk_put32(o + 8, <uint32_t>(BATCH_OVERHEAD - 12 + plen))
@@ -533,10 +550,8 @@ cdef class BatchBuilder:
         alk_put16(o + 51, <uint16_t>self._epoch)
         alk_put32(o + 53, <uint32_t>self._seq)
         alk_put32(o + 57, <uint32_t>self._count)
-        memcpy(o + BATCH_OVERHEAD, pp, plen)
         alk_put32(o + 17, _crc32c(o + 21, BATCH_OVERHEAD - 21 + plen))
         self._built = out
-        free(self._buf)
         self._buf = NULL
         self._len = self._cap = 0
         return out

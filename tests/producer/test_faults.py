@@ -241,15 +241,18 @@ async def test_order_on_a_broker_that_does_not_check_sequences(
     assert values == [b"warm-up"] + [b"%06d" % i for i in range(n)]
 
 
+@pytest.mark.parametrize("idempotent", [True, False], ids=["idempotent", "plain"])
 async def test_a_backlog_to_one_partition_goes_in_few_requests_on_a_far_link(
-        mock_cluster: Callable[..., Any], new_topic: Callable[..., str]) -> None:
+        mock_cluster: Callable[..., Any], new_topic: Callable[..., str], idempotent: bool) -> None:
     """With one batch of a partition in flight (I2), a burst of 3,000 records to one partition through a
     broker answering after 20 ms goes as a few grown batches (accumulator: growth), not as ~22 batches
-    of batch_size one round trip after another."""
+    of batch_size one round trip after another. Without idempotence the same: once every request slot
+    is busy, the waiting batch grows instead of queueing batch_size pieces behind it."""
     mc = mock_cluster(1)
     topic = new_topic()
     mc.create_topic(topic, partitions=1, replication_factor=1)
-    async with Producer(bootstrap_servers=mc.bootstrap, linger_ms=5) as p:
+    settings: dict[str, Any] = {} if idempotent else {"enable_idempotence": False, "acks": 1}
+    async with Producer(bootstrap_servers=mc.bootstrap, linger_ms=5, **settings) as p:
         await p.send_and_wait(topic, b"warm-up")
         mc.set_rtt(1, 20)
         before = p.metrics()["request-total"]
