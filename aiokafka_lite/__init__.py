@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # type checkers see the real classes; at run time they are im
     from .admin import Admin
     from .consumer import Consumer
     from .consumer.listener import ConsumerRebalanceListener
+    from .consumer.share_consumer import ShareConsumer
     from .producer import Producer
 
 __version__ = "0.1.0"
@@ -31,6 +32,7 @@ _LAZY = {
     "Consumer": ("aiokafka_lite.consumer", "Consumer"),
     "Admin": ("aiokafka_lite.admin", "Admin"),
     "ConsumerRebalanceListener": ("aiokafka_lite.consumer.listener", "ConsumerRebalanceListener"),
+    "ShareConsumer": ("aiokafka_lite.consumer.share_consumer", "ShareConsumer"),
 }
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "Producer",
     "ProducerSettings",
     "RecordMetadata",
+    "ShareConsumer",
     "TopicPartition",
     "errors",
 ]

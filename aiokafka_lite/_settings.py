@@ -11,6 +11,7 @@ from typing import Any, Literal, TypedDict
 
 __all__ = [
     "AdminSettings", "CommonSettings", "ConsumerBaseSettings", "ConsumerSettings", "ProducerSettings",
+    "ShareConsumerBaseSettings", "ShareConsumerSettings",
 ]
 
 
@@ -131,6 +132,26 @@ class ConsumerBaseSettings(CommonSettings, total=False):
 
 class ConsumerSettings(ConsumerBaseSettings, total=False):
     """Every keyword setting of the consumer (see docs/configuration.md)."""
+
+    key_deserializer: Callable[[bytes], Any] | None
+    value_deserializer: Callable[[bytes], Any] | None
+
+
+class ShareConsumerBaseSettings(CommonSettings, total=False):
+    """The share consumer's keyword settings other than its deserializers."""
+
+    group_id: str | None
+    acknowledgement_mode: Literal["implicit", "explicit"]
+    client_rack: str | None
+    max_poll_records: int
+    fetch_min_bytes: int
+    fetch_max_bytes: int
+    fetch_max_wait_ms: int
+    check_crcs: bool
+
+
+class ShareConsumerSettings(ShareConsumerBaseSettings, total=False):
+    """Every keyword setting of the share_consumer (see docs/configuration.md)."""
 
     key_deserializer: Callable[[bytes], Any] | None
     value_deserializer: Callable[[bytes], Any] | None

@@ -390,12 +390,28 @@ CONSUMER: tuple[Setting, ...] = (
     _S("allow_auto_create_topics", bool, False, "Let subscribing create missing topics."),
 )
 
+_CONSUMER_BY_NAME = {s.name: s for s in CONSUMER}
+
+#: The share consumer (KIP-932): a share group hands out records, not partitions, so the settings of
+#: positions, offsets commits and group sessions do not apply.
+SHARE_CONSUMER: tuple[Setting, ...] = (
+    *COMMON,
+    _S("group_id", str, None, "The share group (required).", nullable=True),
+    _S("acknowledgement_mode", str, "implicit",
+       "Kafka's share.acknowledgement.mode. 'implicit': every record a poll() hands out is accepted at the "
+       "next poll() or commit(); 'explicit': the application acknowledges each record (accept, release or "
+       "reject) before the next poll().", choices=("implicit", "explicit")),
+    *(_CONSUMER_BY_NAME[n] for n in ("client_rack", "max_poll_records", "fetch_min_bytes", "fetch_max_bytes",
+                                     "fetch_max_wait_ms", "key_deserializer", "value_deserializer",
+                                     "check_crcs")),
+)
+
 #: As Java's AdminClient, the admin client pushes no telemetry unless asked to.
 ADMIN: tuple[Setting, ...] = tuple(
     dataclasses.replace(s, default=False) if s.name == "enable_metrics_push" else s for s in COMMON)
 
 TABLES: dict[str, tuple[Setting, ...]] = {"common": COMMON, "producer": PRODUCER, "consumer": CONSUMER,
-                                           "admin": ADMIN}
+                                           "share_consumer": SHARE_CONSUMER, "admin": ADMIN}
 
 
 def dotted_to_kwargs(config: Mapping[str, Any]) -> dict[str, Any]:

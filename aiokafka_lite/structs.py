@@ -75,7 +75,9 @@ class ConsumerRecord(NamedTuple, Generic[KT, VT]):
     without a key has ``key`` None (typed ``KT | None``); a tombstone (a deleted key on a compacted topic)
     has ``value`` None although the type says ``VT``: check for it where tombstones can occur.
     ``headers`` is a tuple of ``(str, bytes | None)`` pairs, as in aiokafka (immutable, so the records
-    layer can hand the garbage collector untracked objects).
+    layer can hand the garbage collector untracked objects). ``delivery_count`` is how many times a share
+    group (:class:`~aiokafka_lite.ShareConsumer`) has delivered the record, 1 the first time; None for
+    records of a consumer group.
     """
 
     topic: str
@@ -89,6 +91,7 @@ class ConsumerRecord(NamedTuple, Generic[KT, VT]):
     serialized_key_size: int = -1
     serialized_value_size: int = -1
     leader_epoch: int = -1
+    delivery_count: int | None = None
 
 
 class NewTopic(NamedTuple):

@@ -23,6 +23,7 @@ _TITLES = {
     "common": "Common settings (every client)",
     "producer": "Producer",
     "consumer": "Consumer",
+    "share_consumer": "ShareConsumer",
     "admin": "Admin",
 }
 
@@ -101,7 +102,7 @@ def render() -> str:
         lines.append(f"## {title}\n")
         own = settings if key == "common" else tuple(s for s in settings if s.name not in common_names)
         if key != "common":
-            client = f"`aiokafka_lite.{key.capitalize()}`"
+            client = f"`aiokafka_lite.{_TITLES.get(key, key.capitalize())}`"
             lines.append(f"{client} takes the common settings above, and:\n" if own else
                          f"{client} takes the common settings above and no others.\n")
         if own:

@@ -53,9 +53,11 @@ from typing import Any, Literal, TypedDict
 
 __all__ = [
     "AdminSettings", "CommonSettings", "ConsumerBaseSettings", "ConsumerSettings", "ProducerSettings",
+    "ShareConsumerBaseSettings", "ShareConsumerSettings",
 ]'''
 
-_CLASSES = (("ProducerSettings", "producer"), ("ConsumerSettings", "consumer"), ("AdminSettings", "admin"))
+_CLASSES = (("ProducerSettings", "producer"), ("ConsumerSettings", "consumer"),
+            ("ShareConsumerSettings", "share_consumer"), ("AdminSettings", "admin"))
 
 
 def annotation(setting: config.Setting) -> str:
@@ -85,14 +87,15 @@ def render() -> str:
     for cls, table in _CLASSES:
         own = [s for s in config.TABLES[table] if s.name not in common]
         base = "CommonSettings"
-        if cls == "ConsumerSettings":
-            # The Consumer takes its deserializers as typed parameters (they decide ConsumerRecord's key and
-            # value types), so its **settings are everything else.
-            out.append("\n\nclass ConsumerBaseSettings(CommonSettings, total=False):")
-            out.append('    """The consumer\'s keyword settings other than its deserializers."""\n')
+        if cls in ("ConsumerSettings", "ShareConsumerSettings"):
+            # The consumers take their deserializers as typed parameters (they decide ConsumerRecord's key
+            # and value types), so their **settings are everything else.
+            base = cls.replace("Settings", "BaseSettings")
+            out.append(f"\n\nclass {base}(CommonSettings, total=False):")
+            who = table.replace("_", " ")
+            out.append(f'    """The {who}\'s keyword settings other than its deserializers."""\n')
             out.extend(f"    {s.name}: {annotation(s)}" for s in own if s.name not in _DESERIALIZERS)
             own = [s for s in own if s.name in _DESERIALIZERS]
-            base = "ConsumerBaseSettings"
         out.append(f"\n\nclass {cls}({base}, total=False):")
         out.append(f'    """Every keyword setting of the {table} (see docs/configuration.md)."""\n')
         out.extend(f"    {setting.name}: {annotation(setting)}" for setting in own)

@@ -381,7 +381,7 @@ cdef object _make_consumer_record(object topic, object partition, object offset,
     vsize = -1 if value is None else PyBytes_GET_SIZE(value)
     if not ALK_FAST_TUPLE:
         return ConsumerRecord(topic, partition, offset, ts, ts_type, key, value, headers, ksize, vsize, epoch)
-    t = _new_tuple(ConsumerRecord, 11)
+    t = _new_tuple(ConsumerRecord, 12)
     _set(t, 0, topic)
     _set(t, 1, partition)
     _set(t, 2, offset)
@@ -393,6 +393,7 @@ cdef object _make_consumer_record(object topic, object partition, object offset,
     _set(t, 8, ksize)
     _set(t, 9, vsize)
     _set(t, 10, epoch)
+    _set(t, 11, None)  # delivery_count: share consumers only
     PyObject_GC_UnTrack(t)  # holds only atomic objects and untracked tuples: no cycle possible
     return t
 

@@ -52,6 +52,19 @@ _SIGNATURES: list[tuple[str, Any, list[Any]]] = [
     ("rd_kafka_mock_set_apiversion", _int, [_c_p, _i16, _i16, _i16]),
     ("rd_kafka_mock_set_group_consumer_heartbeat_interval_ms", None, [_c_p, _int]),
     ("rd_kafka_mock_set_group_consumer_session_timeout_ms", None, [_c_p, _int]),
+    ("rd_kafka_mock_sharegroup_set_heartbeat_interval", None, [_c_p, _int]),
+    ("rd_kafka_mock_sharegroup_set_session_timeout", None, [_c_p, _int]),
+    ("rd_kafka_mock_sharegroup_set_record_lock_duration", None, [_c_p, _int]),
+    ("rd_kafka_mock_sharegroup_set_max_delivery_attempts", None, [_c_p, _int]),
+    ("rd_kafka_mock_sharegroup_set_auto_offset_reset", None, [_c_p, _int]),
+    ("rd_kafka_mock_sharegroup_get_member_ids", _int,
+     [_c_p, _str, ctypes.POINTER(ctypes.POINTER(_str)), ctypes.POINTER(_size)]),
+    ("rd_kafka_mock_sharegroup_target_assignment", None, [_c_p, _str, ctypes.POINTER(_str),
+                                                          ctypes.POINTER(_c_p), _size]),
+    ("rd_kafka_topic_partition_list_new", _c_p, [_int]),
+    ("rd_kafka_topic_partition_list_add", _c_p, [_c_p, _str, _i32]),
+    ("rd_kafka_topic_partition_list_destroy", None, [_c_p]),
+    ("rd_kafka_mem_free", None, [_c_p, _c_p]),
     ("rd_kafka_mock_start_request_tracking", None, [_c_p]),
     ("rd_kafka_mock_stop_request_tracking", None, [_c_p]),
     ("rd_kafka_mock_clear_requests", None, [_c_p]),
@@ -192,6 +205,37 @@ class MockClusterChild:
     def op_set_group_consumer_timing(self, heartbeat_interval_ms: int, session_timeout_ms: int) -> None:
         self.lib.rd_kafka_mock_set_group_consumer_heartbeat_interval_ms(self.mc, heartbeat_interval_ms)
         self.lib.rd_kafka_mock_set_group_consumer_session_timeout_ms(self.mc, session_timeout_ms)
+
+    def op_share_assign_all(self, group: str, topic: str, partitions: int) -> int:
+        """Every member of the share group gets every partition of ``topic`` (the mock's manual target
+        assignment); returns how many members there were."""
+        ids = ctypes.POINTER(_str)()
+        cnt = _size()
+        err = self.lib.rd_kafka_mock_sharegroup_get_member_ids(self.mc, group.encode(), ctypes.byref(ids),
+                                                               ctypes.byref(cnt))
+        if err:
+            raise RuntimeError(f"share group {group!r}: get_member_ids failed ({err})")
+        n = cnt.value
+        lists = (_c_p * n)()
+        names = (_str * n)()
+        for i in range(n):
+            names[i] = ids[i]
+            lst = self.lib.rd_kafka_topic_partition_list_new(partitions)
+            for p in range(partitions):
+                self.lib.rd_kafka_topic_partition_list_add(lst, topic.encode(), p)
+            lists[i] = lst
+        self.lib.rd_kafka_mock_sharegroup_target_assignment(self.mc, group.encode(), names, lists, n)
+        for i in range(n):
+            self.lib.rd_kafka_topic_partition_list_destroy(lists[i])
+        return n
+
+    def op_set_share_group(self, heartbeat_interval_ms: int, session_timeout_ms: int, record_lock_ms: int,
+                           max_delivery_attempts: int, earliest: bool) -> None:
+        self.lib.rd_kafka_mock_sharegroup_set_heartbeat_interval(self.mc, heartbeat_interval_ms)
+        self.lib.rd_kafka_mock_sharegroup_set_session_timeout(self.mc, session_timeout_ms)
+        self.lib.rd_kafka_mock_sharegroup_set_record_lock_duration(self.mc, record_lock_ms)
+        self.lib.rd_kafka_mock_sharegroup_set_max_delivery_attempts(self.mc, max_delivery_attempts)
+        self.lib.rd_kafka_mock_sharegroup_set_auto_offset_reset(self.mc, 1 if earliest else 0)
 
     def op_start_request_tracking(self) -> None:
         self.lib.rd_kafka_mock_start_request_tracking(self.mc)

@@ -364,6 +364,22 @@ class MockCluster:
         self._call("set_group_consumer_timing", heartbeat_interval_ms=heartbeat_interval_ms,
                    session_timeout_ms=session_timeout_ms)
 
+    def set_share_groups(self, *, heartbeat_interval_ms: int = 5000, session_timeout_ms: int = 45000,
+                         record_lock_ms: int = 30000, max_delivery_attempts: int = 5,
+                         auto_offset_reset: Literal["earliest", "latest"] = "latest") -> None:
+        """Share groups (KIP-932) of this cluster: the heartbeat interval handed to members, the session
+        timeout, how long acquired records stay locked to a member (then they return for redelivery), the
+        delivery attempts before a record is archived, and where a new share-partition starts (Kafka's
+        group.share.* settings; these are the mock's own defaults, rdkafka_mock_sharegrp.c)."""
+        self._call("set_share_group", heartbeat_interval_ms=heartbeat_interval_ms,
+                   session_timeout_ms=session_timeout_ms, record_lock_ms=record_lock_ms,
+                   max_delivery_attempts=max_delivery_attempts, earliest=auto_offset_reset == "earliest")
+
+    def share_assign_all(self, group: str, topic: str, partitions: int) -> int:
+        """Assign every partition of ``topic`` to every current member of share group ``group`` (the mock
+        otherwise spreads partitions over members, like a consumer group); returns the member count."""
+        return int(self._call("share_assign_all", group=group, topic=topic, partitions=partitions))
+
     def start_request_tracking(self) -> None:
         self._call("start_request_tracking")
 

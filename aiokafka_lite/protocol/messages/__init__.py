@@ -64,6 +64,9 @@ API_KEYS: dict[str, int] = {
     'PushTelemetry': 72,
     'ListConfigResources': 74,
     'DescribeTopicPartitions': 75,
+    'ShareGroupHeartbeat': 76,
+    'ShareFetch': 78,
+    'ShareAcknowledge': 79,
 }
 
 #: API key -> (module, class, min version, max version, first flexible version)
@@ -124,6 +127,9 @@ REQUESTS: dict[int, tuple[str, str, int, int, int | None]] = {
     72: ('push_telemetry', 'PushTelemetryRequest', 0, 0, 0),
     74: ('list_config_resources', 'ListConfigResourcesRequest', 0, 1, 0),
     75: ('describe_topic_partitions', 'DescribeTopicPartitionsRequest', 0, 0, 0),
+    76: ('share_group_heartbeat', 'ShareGroupHeartbeatRequest', 1, 1, 1),
+    78: ('share_fetch', 'ShareFetchRequest', 1, 1, 1),
+    79: ('share_acknowledge', 'ShareAcknowledgeRequest', 1, 1, 1),
 }
 
 #: API key -> (module, class, min version, max version, first flexible version)
@@ -184,4 +190,7 @@ RESPONSES: dict[int, tuple[str, str, int, int, int | None]] = {
     72: ('push_telemetry', 'PushTelemetryResponse', 0, 0, 0),
     74: ('list_config_resources', 'ListConfigResourcesResponse', 0, 1, 0),
     75: ('describe_topic_partitions', 'DescribeTopicPartitionsResponse', 0, 0, 0),
+    76: ('share_group_heartbeat', 'ShareGroupHeartbeatResponse', 1, 1, 1),
+    78: ('share_fetch', 'ShareFetchResponse', 1, 1, 1),
+    79: ('share_acknowledge', 'ShareAcknowledgeResponse', 1, 1, 1),
 }

@@ -1,0 +1,143 @@
+"""Share group membership (KIP-932) as a sans-I/O state machine: what the next ShareGroupHeartbeat says and
+what each answer means.
+
+A share group is simpler than a KIP-848 consumer group: the coordinator assigns partitions, but several
+members may hold the same partition and the broker, not the assignment, decides which member gets which
+records (each record is *acquired* by one member for a time). So there is nothing to revoke or hand over:
+an answer's assignment replaces the old one at once, and the member reports nothing it owns.
+
+Rules (KIP-932; the Java client's ShareMembershipManager):
+
+* The member id is made by the client and kept for the member's life, across fencing and rejoins.
+* A joining heartbeat (epoch 0), and every heartbeat after a failed one, carries the subscription; others
+  carry it only when it changed (null means "unchanged").
+* FENCED_MEMBER_EPOCH / UNKNOWN_MEMBER_ID: rejoin at epoch 0 with the same member id.
+* Leaving sends epoch -1.
+
+:mod:`.share_consumer` sends what this builds and feeds back the answers; tests/consumer/test_share_member.py
+checks every rule from values alone.
+"""
+
+from __future__ import annotations
+
+import enum
+import uuid
+
+from .. import errors as Errors
+from ..protocol.messages.share_group_heartbeat import (
+    ShareGroupHeartbeatRequest,
+    ShareGroupHeartbeatResponse,
+)
+from .member848 import new_member_id
+
+JOIN_EPOCH = 0
+LEAVE_EPOCH = -1
+
+
+class Outcome(enum.Enum):
+    """What the driver must do after an answer."""
+
+    NOTHING = "nothing"
+    ASSIGNED = "assigned"  # the assignment changed: fetch from the new partitions
+    REJOIN = "rejoin"  # fenced or unknown: heartbeat again at once, at epoch 0
+    COORDINATOR_MOVED = "coordinator_moved"  # find the coordinator again, then heartbeat at once
+    RETRY = "retry"  # heartbeat again after the retry backoff
+    FATAL = "fatal"  # raise ``member.fatal_error`` to the application
+
+
+class ShareGroupMember:
+    """One member of a share group: id, epoch, subscription and the partitions assigned to it."""
+
+    def __init__(self, group_id: str, *, rack_id: str | None = None, member_id: str | None = None) -> None:
+        self.group_id = group_id
+        self.rack_id = rack_id
+        self.member_id = member_id or new_member_id()
+        self.epoch = JOIN_EPOCH
+        self.joined = False
+        self.leaving = False
+        #: The coordinator's heartbeat interval (ms) from its last answer; None before one.
+        self.heartbeat_interval_ms: int | None = None
+        #: What the coordinator last assigned: topic id -> partitions.
+        self.assignment: dict[uuid.UUID, frozenset[int]] = {}
+        self.fatal_error: Errors.KafkaError | None = None
+        self._names: tuple[str, ...] = ()
+        self._sent_names: tuple[str, ...] | None = None
+        self._in_flight: tuple[str, ...] | None = None
+
+    @property
+    def subscription(self) -> tuple[str, ...]:
+        return self._names
+
+    def subscribe(self, names: tuple[str, ...]) -> None:
+        self._names = tuple(sorted(set(names)))
+
+    def wants_heartbeat(self) -> bool:
+        return bool(self._names) and not self.leaving and self.fatal_error is None
+
+    def urgent(self) -> bool:
+        """A heartbeat should go now rather than at the next interval (joining, or a new subscription)."""
+        return self.wants_heartbeat() and (self.epoch == JOIN_EPOCH or self._names != self._sent_names)
+
+    def heartbeat_request(self) -> ShareGroupHeartbeatRequest:
+        full = self.epoch == JOIN_EPOCH or self._sent_names is None
+        req = ShareGroupHeartbeatRequest(group_id=self.group_id, member_id=self.member_id,
+                                         member_epoch=self.epoch)
+        if full:
+            req.rack_id = self.rack_id
+        send_names = full or self._names != self._sent_names
+        if send_names:
+            req.subscribed_topic_names = list(self._names)
+        self._in_flight = self._names if send_names else None
+        return req
+
+    def request_failed(self) -> None:
+        """No answer (connection lost, timeout): the next heartbeat says everything again."""
+        self._in_flight = None
+        self._sent_names = None
+
+    def on_response(self, resp: ShareGroupHeartbeatResponse) -> Outcome:
+        sent, self._in_flight = self._in_flight, None
+        if self.leaving:
+            return Outcome.NOTHING
+        code = resp.error_code
+        if code:
+            return self._on_error(code, resp.error_message)
+        if sent is not None:
+            self._sent_names = sent
+        self.epoch = resp.member_epoch
+        self.joined = True
+        if resp.heartbeat_interval_ms > 0:
+            self.heartbeat_interval_ms = resp.heartbeat_interval_ms
+        if resp.assignment is None:
+            return Outcome.NOTHING
+        new = {tp.topic_id: frozenset(tp.partitions) for tp in resp.assignment.topic_partitions
+               if tp.partitions}
+        if new == self.assignment:
+            return Outcome.NOTHING
+        self.assignment = new
+        return Outcome.ASSIGNED
+
+    def _on_error(self, code: int, message: str | None) -> Outcome:
+        err = Errors.for_code(code)
+        if err.member_fenced:
+            self.epoch = JOIN_EPOCH
+            self._sent_names = None
+            return Outcome.REJOIN
+        if err.coordinator_moved:
+            self._sent_names = None
+            return Outcome.COORDINATOR_MOVED
+        if err.retriable:
+            self._sent_names = None
+            return Outcome.RETRY
+        self.fatal_error = err(f"share group {self.group_id!r}: {message or err.message}")
+        return Outcome.FATAL
+
+    def leave_request(self) -> ShareGroupHeartbeatRequest | None:
+        """The leave heartbeat (epoch -1), or None when the member never joined. The member is out after."""
+        was_in = self.joined and self.epoch > 0
+        self.leaving = True
+        self.assignment = {}
+        if not was_in:
+            return None
+        return ShareGroupHeartbeatRequest(group_id=self.group_id, member_id=self.member_id,
+                                          member_epoch=LEAVE_EPOCH)

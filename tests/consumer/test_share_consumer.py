@@ -1,0 +1,350 @@
+"""Share groups (KIP-932) end to end on librdkafka's mock cluster, which speaks ShareGroupHeartbeat,
+ShareFetch and ShareAcknowledge v1 (rdkafka_mock_handlers.c, rdkafka_mock_sharegrp.c), beside
+confluent-kafka's ShareConsumer in the same share group; and the refusal of brokers without the APIs
+(Tansu, noida-db).
+
+The mock's share-group settings (record lock, heartbeat interval, where a new share-partition starts) are
+read when a group is created, so each test sets them before its group's first heartbeat. The mock closes
+*every* share session on a broker when *any* connection to it closes (rdkafka_mock_sharegrp.c,
+``rd_kafka_mock_sharegrps_node_connection_closed``: it cannot tell whose connection it was), releasing
+what every member held; so these tests produce through one producer kept open, never a short-lived one.
+And a share-partition the mock first serves while its log is empty never hands out later records
+(librdkafka 2.16.0, found by experiment: the same fetches work once the log held a record when the group
+first fetched), so each test writes its first records before its consumers start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from confluent_kafka import Producer as CKProducer
+from confluent_kafka import ShareConsumer as CKShareConsumer
+
+from aiokafka_lite import ShareConsumer
+from aiokafka_lite import errors as Errors
+from aiokafka_lite.structs import TopicPartition as TP
+from aiokafka_lite.testing import MockCluster
+
+SHARE_GROUP_HEARTBEAT, SHARE_FETCH, SHARE_ACKNOWLEDGE = 76, 78, 79
+
+
+@pytest.fixture
+def _producer(mc: MockCluster) -> Iterator[CKProducer]:
+    p = CKProducer({"bootstrap.servers": mc.bootstrap, "linger.ms": 1})
+    yield p
+    p.flush(10)
+
+
+async def aproduce_(p: CKProducer, topic: str, count: int, partitions: int, start: int = 0) -> None:
+    """``count`` records valued b"<i>" for i in [start, start+count), partition i % partitions."""
+
+    def run() -> None:
+        for i in range(start, start + count):
+            p.produce(topic, value=b"%d" % i, key=b"k%d" % i, partition=i % partitions)
+        assert p.flush(30) == 0
+
+    await asyncio.to_thread(run)
+
+
+@pytest.fixture(scope="module")
+def mc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MockCluster]:
+    cluster = MockCluster(3, log_dir=tmp_path_factory.mktemp("mockshare"))
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def _groups(mc: MockCluster, record_lock_ms: int = 30000) -> None:
+    mc.set_share_groups(heartbeat_interval_ms=200, record_lock_ms=record_lock_ms,
+                        auto_offset_reset="earliest")
+
+
+def _topic(mc: MockCluster, new_topic: Callable[..., str], partitions: int) -> str:
+    name = new_topic()
+    mc.create_topic(name, partitions, 1)
+    return name
+
+
+async def _poll_until(c: ShareConsumer[Any, Any], want: int, timeout: float,
+                      on_record: Callable[[Any], None] | None = None) -> list[Any]:
+    got: list[Any] = []
+    deadline = time.monotonic() + timeout
+    while len(got) < want and time.monotonic() < deadline:
+        for recs in (await c.poll(timeout_ms=200)).values():
+            for r in recs:
+                got.append(r)
+                if on_record is not None:
+                    on_record(r)
+    return got
+
+
+class ConfluentShareMember(threading.Thread):
+    """librdkafka's ShareConsumer (implicit acknowledgement) polling in its own thread."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str) -> None:
+        super().__init__(daemon=True)
+        self.conf = {"bootstrap.servers": bootstrap, "group.id": group}
+        self.topic = topic
+        self.values: list[bytes] = []
+        self.stop = threading.Event()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            c = CKShareConsumer(self.conf)
+            c.subscribe([self.topic])
+            try:
+                while not self.stop.is_set():
+                    for m in c.poll(0.2):
+                        if m.error() is None:
+                            self.values.append(m.value())
+            finally:
+                c.close()
+        except BaseException as exc:  # surfaced by the test
+            self.error = exc
+
+
+async def _share_everything(mc: MockCluster, group: str, topic: str, partitions: int, members: int,
+                            c: ShareConsumer[Any, Any]) -> None:
+    """Once ``members`` have joined, give each of them every partition (the mock spreads them otherwise)."""
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+        if c._member.joined and mc.share_assign_all(group, topic, partitions) == members:
+            break
+    want = {TP(topic, p) for p in range(partitions)}
+    while c.assignment() != want and time.monotonic() < deadline:  # noqa: ASYNC110 (a heartbeat brings it)
+        await asyncio.sleep(0.1)
+    assert c.assignment() == {TP(topic, p) for p in range(partitions)}
+
+
+async def test_mixed_share_group_reads_every_record_once(mc: MockCluster, _producer: CKProducer,
+        new_topic: Callable[..., str]) -> None:
+    _groups(mc)
+    topic = _topic(mc, new_topic, 3)
+    group = new_topic("sg")
+    theirs = ConfluentShareMember(mc.bootstrap, group, topic)
+    theirs.start()
+    ours: list[bytes] = []
+    await aproduce_(_producer, topic, 60, 3)
+    sent = 60
+    try:
+        async with ShareConsumer(topic, group_id=group, bootstrap_servers=mc.bootstrap,
+                                 max_poll_records=20) as c:
+            await _share_everything(mc, group, topic, 3, 2, c)  # both members on every partition
+            deadline = time.monotonic() + 20
+            # Rounds of records until both members have read some (the broker decides who acquires
+            # what), then until every record has been read by one of them.
+            while time.monotonic() < deadline:
+                if (not ours or not theirs.values) and sent < 1200:
+                    await aproduce_(_producer, topic, 60, 3, start=sent)
+                    sent += 60
+                elif len(ours) + len(theirs.values) >= sent:
+                    break
+                for recs in (await c.poll(timeout_ms=100)).values():
+                    ours.extend(r.value for r in recs)
+                    assert all(r.delivery_count == 1 for r in recs)
+            await c.commit()
+    finally:
+        theirs.stop.set()
+        theirs.join(15)
+    assert theirs.error is None, theirs.error
+    everything = ours + theirs.values
+    assert sorted(everything) == sorted(str(i).encode() for i in range(sent))  # each exactly once
+    assert ours and theirs.values, (len(ours), len(theirs.values))
+
+
+async def test_release_comes_back_reject_never(mc: MockCluster, _producer: CKProducer,
+        new_topic: Callable[..., str]) -> None:
+    _groups(mc)
+    topic = _topic(mc, new_topic, 1)
+    await aproduce_(_producer, topic, 30, 1)
+    async with ShareConsumer(topic, group_id=new_topic("sg"), bootstrap_servers=mc.bootstrap,
+                             acknowledgement_mode="explicit") as c:
+        first = await _poll_until(c, 30, 15)
+        assert [r.offset for r in first] == list(range(30))
+        assert {r.delivery_count for r in first} == {1}
+        with pytest.raises(Errors.IllegalStateError, match="not acknowledged"):
+            await c.poll(timeout_ms=0)
+        for r in first:
+            c.acknowledge(r, "release" if r.offset < 10 else "reject" if r.offset < 20 else "accept")
+        with pytest.raises(Errors.IllegalStateError, match="awaiting acknowledgement"):
+            c.acknowledge(first[0])  # acknowledged already
+        assert await c.commit() == {}
+        again = await _poll_until(c, 10, 15)
+        assert [(r.offset, r.delivery_count) for r in again] == [(o, 2) for o in range(10)]
+        for r in again:
+            c.acknowledge(r)
+        await c.commit()
+        assert await _poll_until(c, 1, 1.5) == []  # rejected and accepted records never come back
+
+
+async def test_unacknowledged_records_return_after_the_lock(mc: MockCluster, _producer: CKProducer,
+                                                             new_topic: Callable[..., str]) -> None:
+    lock = 1.5
+    _groups(mc, record_lock_ms=int(lock * 1000))
+    topic = _topic(mc, new_topic, 1)
+    group = new_topic("sg")
+    await aproduce_(_producer, topic, 20, 1)
+    # Both connected before any record is acquired: the mock drops every share session of a broker when a
+    # connection to it closes (see the module docstring), which would release the records early.
+    async with ShareConsumer(group_id=group, bootstrap_servers=mc.bootstrap) as other, \
+            ShareConsumer(topic, group_id=group, bootstrap_servers=mc.bootstrap,
+                          acknowledgement_mode="explicit") as slow:
+        held = []
+        while len(held) < 10:  # half of what it acquired; the rest waits in its buffer (no more fetches)
+            for recs in (await slow.poll(timeout_ms=200, max_records=10 - len(held))).values():
+                held.extend(recs)
+        held_at = time.monotonic()
+        other.subscribe([topic])
+        await _share_everything(mc, group, topic, 1, 2, other)
+        # `slow` sits on all 20 past the lock: the broker hands them to `other`, delivered a second time.
+        redelivered = await _poll_until(other, 20, 15)
+        assert time.monotonic() - held_at > lock / 2  # not before the lock ran out
+        assert sorted((r.offset, r.delivery_count) for r in redelivered) == [(o, 2) for o in range(20)]
+        for r in held:  # too late: `other` holds them now; the broker refuses, and commit() says so
+            slow.acknowledge(r)
+        failed = await slow.commit()
+        assert set(failed) == {TP(topic, 0)}
+        assert isinstance(failed[TP(topic, 0)], Errors.InvalidRecordStateError)
+        assert await other.commit() == {}
+
+
+async def test_implicit_acceptance_rides_on_the_next_fetch(mc: MockCluster, _producer: CKProducer,
+                                                          new_topic: Callable[..., str]) -> None:
+    _groups(mc, record_lock_ms=1000)
+    topic = _topic(mc, new_topic, 1)
+    group = new_topic("sg")
+    await aproduce_(_producer, topic, 10, 1)
+    async with ShareConsumer(group_id=group, bootstrap_servers=mc.bootstrap) as other, \
+            ShareConsumer(topic, group_id=group, bootstrap_servers=mc.bootstrap) as c:
+        mc.start_request_tracking()
+        assert len(await _poll_until(c, 10, 15)) == 10
+        await c.poll(timeout_ms=300)  # accepts the 10; the acceptance goes with the next ShareFetch
+        other.subscribe([topic])
+        await _share_everything(mc, group, topic, 1, 2, other)
+        # Had they not been accepted, the 1 s lock would have run out and `other` would get them now.
+        assert await _poll_until(other, 1, 2.5) == []
+        assert SHARE_ACKNOWLEDGE not in {r.api_key for r in mc.requests()}  # no separate ShareAcknowledge
+        mc.stop_request_tracking()
+
+
+async def test_close_releases_what_was_not_acknowledged(mc: MockCluster, _producer: CKProducer,
+        new_topic: Callable[..., str]) -> None:
+    _groups(mc)
+    topic = _topic(mc, new_topic, 1)
+    group = new_topic("sg")
+    await aproduce_(_producer, topic, 10, 1)
+    c = ShareConsumer(topic, group_id=group, bootstrap_servers=mc.bootstrap, acknowledgement_mode="explicit")
+    await c.start()
+    held = await _poll_until(c, 10, 15)
+    for r in held[:4]:
+        c.acknowledge(r)
+    await c.close()  # the 4 are accepted on the way out; the 6 others go back at once, not after 30 s
+    async with ShareConsumer(topic, group_id=group, bootstrap_servers=mc.bootstrap) as other:
+        back = await _poll_until(other, 6, 10)
+    assert sorted((r.offset, r.delivery_count) for r in back) == [(o, 2) for o in range(4, 10)]
+
+
+async def test_poll_arrow_and_deserializers(mc: MockCluster, _producer: CKProducer,
+                                            new_topic: Callable[..., str]) -> None:
+    _groups(mc)
+    topic = _topic(mc, new_topic, 2)
+    await aproduce_(_producer, topic, 40, 2)
+    async with ShareConsumer(topic, group_id=new_topic("sg"), bootstrap_servers=mc.bootstrap,
+                             value_deserializer=lambda b: int(b.decode())) as c:
+        seen: set[int] = set()
+        deadline = time.monotonic() + 15
+        while len(seen) < 20 and time.monotonic() < deadline:
+            for tp, batch in (await c.poll_arrow(timeout_ms=200, max_records=20 - len(seen))).items():
+                assert set(batch.column("delivery_count").to_pylist()) <= {1, 2}
+                assert set(batch.column("partition").to_pylist()) == {tp.partition}
+                seen.update(int(v) for v in batch.column("value").to_pylist())  # raw bytes in Arrow
+        assert len(seen) == 20
+        # The rest as objects, deserialized (what the mock may have redelivered after dropping a session
+        # comes again: only distinct values count).
+        while len(seen) < 40 and time.monotonic() < deadline:
+            for recs in (await c.poll(timeout_ms=200)).values():
+                assert all(isinstance(r.value, int) for r in recs)
+                seen.update(r.value for r in recs)
+        assert seen == set(range(40))
+
+
+async def test_fenced_member_rejoins_and_keeps_reading(mc: MockCluster, _producer: CKProducer,
+        new_topic: Callable[..., str]) -> None:
+    _groups(mc)
+    topic = _topic(mc, new_topic, 1)
+    await aproduce_(_producer, topic, 10, 1)
+    async with ShareConsumer(topic, group_id=new_topic("sg"), bootstrap_servers=mc.bootstrap) as c:
+        assert len(await _poll_until(c, 10, 15)) == 10
+        assert await c.commit() == {}
+        mc.push_request_errors(SHARE_GROUP_HEARTBEAT,
+                               [Errors.FencedMemberEpochError, Errors.UnknownMemberIdError])
+        await asyncio.sleep(1.0)  # a few heartbeats: both errors answered, the member rejoined
+        assert c._member.joined and c._member.epoch > 0
+        await aproduce_(_producer, topic, 10, 1, start=10)
+        more = await _poll_until(c, 10, 15)
+        assert sorted(r.value for r in more) == sorted(str(i).encode() for i in range(10, 20))
+
+
+async def test_lost_share_session_is_reopened_and_lost_acks_reported(mc: MockCluster, _producer: CKProducer,
+                                                                     new_topic: Callable[..., str]) -> None:
+    _groups(mc)
+    topic = _topic(mc, new_topic, 1)
+    await aproduce_(_producer, topic, 5, 1)
+    async with ShareConsumer(topic, group_id=new_topic("sg"), bootstrap_servers=mc.bootstrap) as c:
+        assert len(await _poll_until(c, 5, 15)) == 5
+        # The fetch carrying their acceptance fails: the broker drops the session and releases the 5, so
+        # they come back (a second delivery), and the next commit() reports the lost acknowledgements.
+        mc.push_request_errors(SHARE_FETCH, [Errors.InvalidShareSessionEpochError])
+        await aproduce_(_producer, topic, 5, 1, start=5)
+        more = await _poll_until(c, 10, 15)
+        assert sorted((r.offset, r.delivery_count) for r in more) == \
+            [(o, 2) for o in range(5)] + [(o, 1) for o in range(5, 10)]
+        failed = await c.commit()
+        assert set(failed) == {TP(topic, 0)}
+        # Whether the injected error hit a fetch carrying the acceptance or the prefetch before it, the
+        # acknowledgement never happened, and commit() says why.
+        assert isinstance(failed[TP(topic, 0)], (Errors.InvalidShareSessionEpochError,
+                                                 Errors.ShareSessionNotFoundError))
+        assert await c.commit() == {}
+
+
+async def test_coordinator_without_share_groups_is_refused_at_start(new_topic: Callable[..., str]) -> None:
+    other = MockCluster(1)
+    other.start()
+    try:
+        other.set_api_version(SHARE_GROUP_HEARTBEAT, -1, -1)
+        c: ShareConsumer[bytes, bytes] = ShareConsumer("t", bootstrap_servers=other.bootstrap,
+                                                       group_id=new_topic("sg"))
+        with pytest.raises(Errors.UnsupportedVersionError, match=r"ShareGroupHeartbeat.*broker 1 at 127"):
+            await asyncio.wait_for(c.start(), 20)
+    finally:
+        other.stop()
+
+
+async def test_brokers_without_share_groups_are_refused_at_start(broker: Any,
+                                                                 new_topic: Callable[..., str]) -> None:
+    # Tansu and noida-db advertise no ShareFetch (docs: brokers.md; checked here).
+    c: ShareConsumer[bytes, bytes] = ShareConsumer("t", bootstrap_servers=broker.bootstrap,
+                                                   group_id=new_topic("sg"))
+    with pytest.raises(Errors.UnsupportedVersionError, match=r"ShareFetch v1.*127\.0\.0\.1"):
+        await asyncio.wait_for(c.start(), 20)
+
+
+def test_settings_are_checked() -> None:
+    with pytest.raises(Errors.ConfigError, match="group_id"):
+        ShareConsumer("t", bootstrap_servers="127.0.0.1:1")
+    with pytest.raises(Errors.ConfigError, match="acknowledgement_mode"):
+        ShareConsumer("t", group_id="g", bootstrap_servers="127.0.0.1:1",
+                      acknowledgement_mode="sometimes")  # type: ignore[typeddict-item]
+    with pytest.raises(Errors.ConfigError, match="auto_offset_reset"):  # a consumer-group setting
+        ShareConsumer("t", group_id="g", bootstrap_servers="127.0.0.1:1",
+                      auto_offset_reset="earliest")  # type: ignore[typeddict-unknown-key]
