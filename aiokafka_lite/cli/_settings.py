@@ -16,6 +16,7 @@ from ..errors import ConfigError
 #: Which settings tables a command's clients use.
 PRODUCER = ("producer",)
 CONSUMER = ("consumer",)
+SHARE_CONSUMER = ("share_consumer",)
 ADMIN = ("admin",)
 ROUND_TRIP = ("producer", "consumer", "admin")
 

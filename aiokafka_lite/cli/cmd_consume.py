@@ -16,7 +16,7 @@ from ._clients import CLI_SESSION_TIMEOUT_MS, settings, started
 from ._format import DelimitedFormatter, KcatFormatter, RecordFormatter, json_envelope
 from ._offsets import end_offsets
 from ._runtime import CLIError, StopSignal, race
-from ._settings import ADMIN, CONSUMER
+from ._settings import ADMIN, CONSUMER, SHARE_CONSUMER
 
 
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -26,6 +26,9 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
                     "directly; with --group the consumer joins the group and commits what it printed.")
     p.add_argument("topics", nargs="+", metavar="TOPIC", help="one or more topics")
     p.add_argument("-g", "--group", help="consumer group id (group.id)")
+    p.add_argument("--share-group", metavar="NAME", default=None,
+                   help="read as a member of share group NAME (KIP-932 queues; needs Kafka 4.1+): records "
+                        "are shared out one by one among the group's members and accepted once printed")
     p.add_argument("--group-protocol", choices=("classic", "consumer"), default=None,
                    help="with --group: 'classic' (the default) or 'consumer' (KIP-848, the broker assigns; "
                         "needs Kafka 4.0+)")
@@ -141,6 +144,8 @@ def _formatter(args: argparse.Namespace) -> Callable[[Any], bytes]:
 async def run(args: argparse.Namespace) -> int:
     if args.max_messages is not None and args.max_messages < 1:
         raise CLIError("-n/--max-messages must be at least 1", code=2)
+    if args.share_group is not None:
+        return await _run_share(args)
     if args.partition and args.group:
         raise CLIError("--partition reads partitions directly; it cannot go with --group", code=2)
     if args.from_beginning and args.offset not in (None, "beginning"):
@@ -219,6 +224,65 @@ async def run(args: argparse.Namespace) -> int:
     names = ", ".join(topics)
     if not args.quiet:
         print(f"consumed {count} records from {names}", file=sys.stderr)
+    if args.max_messages is not None and count < args.max_messages:
+        if reason == "signal":
+            return 130
+        raise CLIError(f"got {count} of {args.max_messages} records from {names} "
+                       f"(nothing new for {idle:g} s)")
+    return 0
+
+
+async def _run_share(args: argparse.Namespace) -> int:
+    """``--share-group``: print what the share group hands this member; each record is accepted once it is
+    printed (implicit acknowledgement), and what is left unprinted goes back to the group on exit."""
+    clash = [flag for flag, given in (("--group", args.group), ("--group-protocol", args.group_protocol),
+                                      ("-o", args.offset), ("--from-beginning", args.from_beginning),
+                                      ("--partition", args.partition), ("-e", args.exit_at_end)) if given]
+    if clash:
+        raise CLIError(f"{clash[0]} does not apply to --share-group (the share group decides what each "
+                       f"member reads, from where the group is)", code=2)
+    topics = list(dict.fromkeys(args.topics))
+    formatter = _formatter(args)
+    kwargs = settings(args, SHARE_CONSUMER, {"group_id": args.share_group})["share_consumer"]
+    idle = args.timeout if args.timeout is not None else (30.0 if args.max_messages else None)
+
+    from ..consumer.share_consumer import ShareConsumer
+
+    consumer: ShareConsumer[Any, Any] = ShareConsumer(*topics, **kwargs)
+    out = sys.stdout.buffer
+    count = 0
+    reason = "done"
+    with StopSignal() as stop:
+        async with started(consumer, args, "share consumer"):
+            last = time.monotonic()
+            while args.max_messages is None or count < args.max_messages:
+                wait = 0.5 if idle is None else max(0.0, min(0.5, idle - (time.monotonic() - last)))
+                want = None if args.max_messages is None else args.max_messages - count
+                finished, batch = await race(consumer.poll(timeout_ms=int(wait * 1000), max_records=want),
+                                             stop)
+                if not finished:
+                    reason = "signal"
+                    break
+                got = 0
+                for records in (batch or {}).values():
+                    for record in records:
+                        out.write(formatter(record))
+                        got += 1
+                if got:
+                    out.flush()
+                    count += got
+                    last = time.monotonic()
+                elif idle is not None and time.monotonic() - last >= idle:
+                    reason = "timeout"
+                    break
+            failed = await consumer.commit()
+            if failed:
+                tp, exc = next(iter(failed.items()))
+                raise CLIError(f"printed {count} records but the broker did not take the acknowledgement of "
+                               f"{tp.topic}[{tp.partition}]: {exc}")
+    names = ", ".join(topics)
+    if not args.quiet:
+        print(f"consumed {count} records from {names} (share group {args.share_group})", file=sys.stderr)
     if args.max_messages is not None and count < args.max_messages:
         if reason == "signal":
             return 130

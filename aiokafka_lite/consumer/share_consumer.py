@@ -255,6 +255,7 @@ class ShareConsumer(Generic[KT, VT]):
                         f.fresh = {r.offset: f.fresh[r.offset] for r in f.records[f.index:]}
                         f.records = None
                     f.arrow, f.index = self._decode_arrow(f), 0
+                    self._fetcher.wake()
                 taken = f.arrow.slice(f.index, limit)
                 f.index += taken.num_rows
                 if f.index >= f.arrow.num_rows:
@@ -272,6 +273,7 @@ class ShareConsumer(Generic[KT, VT]):
             if f.records is None:
                 f.records = self._decode(f)
                 f.index = 0
+                self._fetcher.wake()  # started on this answer: the next may be fetched
             chunk = f.records[f.index:f.index + limit]
             f.index += len(chunk)
             if f.index >= len(f.records):

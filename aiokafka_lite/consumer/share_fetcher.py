@@ -179,8 +179,10 @@ class ShareFetcher:
             log.error("share group %r: fetcher failed: %r", self._group_id, exc)
             self._fail(exc)
 
-    def _buffered_from(self, node: int) -> bool:
-        return any(f.node == node for f in self.buffer)
+    def _untouched_from(self, node: int) -> bool:
+        """An answer from ``node`` that poll() has not started on: enough read ahead (one answer is kept
+        ahead of the application, so fetching overlaps its work; more would only hold locks longer)."""
+        return any(f.node == node and f.records is None and f.arrow is None for f in self.buffer)
 
     async def _run_session(self, s: _Session) -> None:
         """Fetch from one broker while it leads assigned partitions; then forget them there and stop."""
@@ -190,8 +192,8 @@ class ShareFetcher:
                 if self._book.has_pending():
                     await self._acknowledge(s)
                 return
-            if wanted and self._buffered_from(s.node) and not self._book.has_pending(s.partitions):
-                # poll() has not taken the last answer yet: fetch again once it has (or acks are due).
+            if wanted and self._untouched_from(s.node) and not self._book.has_pending(s.partitions):
+                # poll() has not started on the last answer: fetch again once it has (or acks are due).
                 await self._sleep(self._max_wait_ms / 1000.0)
                 continue
             started = time.monotonic()

@@ -199,16 +199,18 @@ async def test_unacknowledged_records_return_after_the_lock(mc: MockCluster, _pr
             ShareConsumer(topic, group_id=group, bootstrap_servers=mc.bootstrap,
                           acknowledgement_mode="explicit") as slow:
         held = []
-        while len(held) < 10:  # half of what it acquired; the rest waits in its buffer (no more fetches)
+        while len(held) < 10:  # half of what it acquired; it acknowledges none
             for recs in (await slow.poll(timeout_ms=200, max_records=10 - len(held))).values():
                 held.extend(recs)
         held_at = time.monotonic()
         other.subscribe([topic])
         await _share_everything(mc, group, topic, 1, 2, other)
-        # `slow` sits on all 20 past the lock: the broker hands them to `other`, delivered a second time.
+        # `slow` sits on them past the lock: the broker hands them to `other`, delivered again.
         redelivered = await _poll_until(other, 20, 15)
         assert time.monotonic() - held_at > lock / 2  # not before the lock ran out
-        assert sorted((r.offset, r.delivery_count) for r in redelivered) == [(o, 2) for o in range(20)]
+        assert sorted(r.offset for r in redelivered) == list(range(20))
+        # Delivered again: 2, or 3 when `slow`'s read-ahead re-acquired some after the first lock ran out.
+        assert all(r.delivery_count >= 2 for r in redelivered)
         for r in held:  # too late: `other` holds them now; the broker refuses, and commit() says so
             slow.acknowledge(r)
         failed = await slow.commit()
