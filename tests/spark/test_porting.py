@@ -47,8 +47,8 @@ def test_jaas_configs_become_sasl_settings() -> None:
         src(**{"kafka.sasl.mechanism": "PLAIN", "kafka.sasl.jaas.config": _jaas(SCRAM)})
     with pytest.raises(ConfigError, match=r"kafka.sasl.jaas.config"):
         src(**{"kafka.sasl.jaas.config": "not a jaas line"})
-    with pytest.raises(ConfigError, match=r"kafka.sasl.kerberos.service.name"):
-        src(**{"kafka.sasl.kerberos.service.name": "kafka"})
+    with pytest.raises(ConfigError, match=r"kafka.sasl.jaas.config.*com.example.Login"):
+        src(**{"kafka.sasl.jaas.config": "com.example.Login required;"})
     # Spark options about its consumer cache and group ids are accepted and unused (docs/spark.md)
     src(**{"groupIdPrefix": "spark-kafka-source", "kafkaConsumer.cacheCapacity": "64", "kafka.group.id": "g"})
 
@@ -97,7 +97,8 @@ def test_truststores_and_partitioners(tmp_path: Path) -> None:
     ctx = live_settings(c)["ssl_context"]
     assert ctx.check_hostname is True and len(ctx.get_ca_certs()) == 1
     assert live_settings(c)["ssl_context"] is ctx  # one context per CA: one cached client
-    for opts, match in (({"kafka.ssl.truststore.type": "JKS"}, "kafka.ssl.truststore.type"),
+    for opts, match in (({"kafka.ssl.truststore.type": "JKS"}, "needs ssl.truststore.location"),
+                        ({"kafka.ssl.truststore.type": "BCFKS"}, "kafka.ssl.truststore.type"),
                         ({"kafka.ssl.truststore.location": str(tmp_path / "missing.pem")},
                          "kafka.ssl.truststore.location"),
                         ({"kafka.ssl.truststore.certificates": "garbage"},
@@ -114,6 +115,88 @@ def test_truststores_and_partitioners(tmp_path: Path) -> None:
         assert parse_sink_options({**sink, "kafka.partitioner.class": java}).client["partitioner"] == ours
     with pytest.raises(ConfigError, match=r"kafka.partitioner.class"):
         parse_sink_options({**sink, "kafka.partitioner.class": "com.example.MyPartitioner"})
+
+
+KRB5 = ('com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true '
+        'keyTab="/etc/security/keytabs/spark.keytab" principal="spark/host@EXAMPLE.COM";')
+
+
+def test_kerberos_jaas_becomes_gssapi_settings() -> None:
+    c = src(**{"kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.jaas.config": KRB5,
+               "kafka.sasl.kerberos.service.name": "kafka-svc",
+               "kafka.sasl.kerberos.min.time.before.relogin": "60000"}).client  # Java's relogin thread
+    assert (c["sasl_mechanism"], c["sasl_kerberos_keytab"], c["sasl_kerberos_principal"],
+            c["sasl_kerberos_service_name"]) == (
+        "GSSAPI", "/etc/security/keytabs/spark.keytab", "spark/host@EXAMPLE.COM", "kafka-svc")
+    cache = src(**{"kafka.sasl.mechanism": "GSSAPI", "kafka.sasl.jaas.config":
+                   "com.sun.security.auth.module.Krb5LoginModule required useTicketCache=true;"}).client
+    assert cache["sasl_mechanism"] == "GSSAPI" and cache.get("sasl_kerberos_keytab") is None
+    for jaas, match in ((KRB5.replace('keyTab="/etc/security/keytabs/spark.keytab" ', ""), "needs keyTab"),
+                        (KRB5.replace("storeKey=true", "clearPass=true"), "'clearPass' is not supported"),
+                        ("com.sun.security.auth.module.Krb5LoginModule required;", "useTicketCache")):
+        with pytest.raises(ConfigError, match=match):
+            src(**{"kafka.sasl.jaas.config": jaas})
+    with pytest.raises(ConfigError, match=r"Krb5LoginModule.*'PLAIN'"):
+        src(**{"kafka.sasl.mechanism": "PLAIN", "kafka.sasl.jaas.config": KRB5})
+
+
+def _stores(certs: Any, tmp_path: Path) -> dict[str, Path]:
+    """A client certificate signed by ``certs``' CA, and Java stores of the CA (trust.*) and of the client
+    key with its chain (client.*): PKCS12 written by cryptography, JKS converted from it by keytool."""
+    import subprocess
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import BestAvailableEncryption, load_pem_private_key
+    from cryptography.hazmat.primitives.serialization.pkcs12 import serialize_key_and_certificates
+
+    from aiokafka_lite.testing.tls import make_client_certificate
+
+    cert_path, key_path = make_client_certificate(certs)
+    ca = x509.load_pem_x509_certificate(certs.ca_cert.read_bytes())
+    cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
+    key: Any = load_pem_private_key(key_path.read_bytes(), None)
+    enc = BestAvailableEncryption(b"changeit")
+    files = {"trust.p12": serialize_key_and_certificates(b"ca", None, None, [ca], enc),
+             "client.p12": serialize_key_and_certificates(b"client", key, cert, [ca], enc)}
+    out = {}
+    for name, data in files.items():
+        out[name] = tmp_path / name
+        out[name].write_bytes(data)
+    jks = {"trust.jks": ["-importcert", "-file", str(certs.ca_cert), "-alias", "ca"],
+           "client.jks": ["-importkeystore", "-srckeystore", str(out["client.p12"]),
+                          "-srcstoretype", "PKCS12", "-srcstorepass", "changeit"]}
+    for name, args in jks.items():
+        out[name] = tmp_path / name
+        subprocess.run(["keytool", *args, "-noprompt", "-keystore" if "-importcert" in args else
+                        "-destkeystore", str(out[name]), "-storetype" if "-importcert" in args else
+                        "-deststoretype", "JKS", "-storepass" if "-importcert" in args else "-deststorepass",
+                        "changeit"], check=True, capture_output=True)
+    return out
+
+
+async def test_pkcs12_and_jks_stores_for_mutual_tls(tmp_path: Path) -> None:
+    from aiokafka_lite.admin import Admin
+    from aiokafka_lite.testing.tls import TlsBroker
+
+    with TlsBroker(require_client_cert=True) as broker:
+        files = _stores(broker.certs, tmp_path)
+        for kind, ext in (("PKCS12", ".p12"), ("JKS", ".jks")):
+            c = src(**{"kafka.bootstrap.servers": broker.bootstrap, "kafka.security.protocol": "SSL",
+                       "kafka.ssl.truststore.type": kind, "kafka.ssl.truststore.password": "changeit",
+                       "kafka.ssl.truststore.location": str(files["trust" + ext]),
+                       "kafka.ssl.keystore.type": kind, "kafka.ssl.keystore.password": "changeit",
+                       "kafka.ssl.keystore.location": str(files["client" + ext])}).client
+            live = live_settings(c)
+            async with Admin(bootstrap_servers=broker.bootstrap, security_protocol="SSL",
+                             ssl_context=live["ssl_context"]) as admin:  # the broker demands our certificate
+                assert isinstance(await admin.list_topics(), (set, list, dict))
+    with pytest.raises(ConfigError, match=r"kafka.ssl.keystore.location.*PKCS12"):
+        src(**{"kafka.ssl.keystore.location": str(files["client.p12"]), "kafka.ssl.keystore.password": "no"})
+    with pytest.raises(ConfigError, match=r"kafka.ssl.truststore.location.*keytool"):
+        src(**{"kafka.ssl.truststore.location": str(files["trust.jks"]),
+               "kafka.ssl.truststore.password": "no"})
+    with pytest.raises(ConfigError, match=r"kafka.ssl.keystore.key.*certificate.chain"):
+        src(**{"kafka.ssl.keystore.key": "-----BEGIN PRIVATE KEY-----"})
 
 
 @pytest.fixture(scope="module")
