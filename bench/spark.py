@@ -13,7 +13,7 @@ Each figure is the best of ``--repeat`` runs after a warm-up. ``ratio`` = kafka_
 would mean Kafka costs nothing). The topic is filled with confluent-kafka, so the producer is not what
 is measured. The last line printed is one JSON object.
 
-    python bench/spark.py [--records N] [--partitions P] [--value-size V] [--repeat R]
+    python bench/spark.py [--records N] [--partitions P] [--value-size V] [--repeat R] [--master cluster]
 """
 
 from __future__ import annotations
@@ -120,6 +120,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--broker", choices=("tansu", "noida"), default="tansu")
     ap.add_argument("--bootstrap", help="use this running broker instead of starting one")
+    ap.add_argument("--master", choices=("local", "cluster"), default="local",
+                    help="local[2], or a standalone cluster of two one-core workers started here on loopback")
     args = ap.parse_args()
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -132,6 +134,7 @@ def main() -> int:
         broker = start_broker(args.broker)
         bootstrap = broker.bootstrap
     spark = None
+    cluster = None
     try:
         topic = f"bench-spark-{os.getpid()}"
         produce_s = fill_topic(bootstrap, topic, args.records, args.partitions, args.value_size)
@@ -141,11 +144,28 @@ def main() -> int:
 
         from aiokafka_lite.spark import register
 
-        spark = (SparkSession.builder.master("local[2]").appName("bench-spark")
-                 .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+        builder = SparkSession.builder.appName("bench-spark")
+        if args.master == "cluster":
+            from aiokafka_lite.testing.spark_cluster import StandaloneSparkCluster
+
+            cluster = StandaloneSparkCluster(workers=2, memory="1g")
+            cluster.start()
+            builder = builder.master(cluster.url)
+            for key, value in cluster.session_config(executor_memory="768m").items():
+                builder = builder.config(key, value)
+        else:
+            builder = builder.master("local[2]")
+        spark = (builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                  .config("spark.driver.host", "127.0.0.1")
                  .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.memory", "2g")
                  .getOrCreate())
+        if cluster is not None:
+            jsc = spark.sparkContext._jsc.sc()
+            deadline = time.monotonic() + 120
+            while jsc.getExecutorMemoryStatus().size() < 3:  # the driver and one executor per worker
+                if time.monotonic() > deadline:
+                    raise SystemExit("the two executors did not register")
+                time.sleep(0.5)
         spark.sparkContext.setLogLevel("ERROR")
         register(spark)
         spark.dataSource.register(GeneratedSource)
@@ -185,6 +205,7 @@ def main() -> int:
             "partitions": args.partitions,
             "value_size": args.value_size,
             "broker": "external" if args.bootstrap else args.broker,
+            "master": "local[2]" if args.master == "local" else "standalone, 2 workers x 1 core",
             "kafka_batch_rows_per_s": round(n / t_batch),
             "kafka_stream_rows_per_s": round(n / t_stream),
             "generated_rows_per_s": round(n / t_gen),
@@ -198,6 +219,8 @@ def main() -> int:
     finally:
         if spark is not None:
             spark.stop()
+        if cluster is not None:
+            cluster.stop()
         if broker is not None:
             broker.stop()
 
