@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from typing import Any
+
 import pyarrow as pa
 import pytest
+from _spark_kafka import read_all
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from aiokafka_lite.errors import ConfigError, IllegalArgumentError
@@ -71,3 +75,42 @@ def test_sink_schema_rules() -> None:
                           include_headers=None)
     with pytest.raises(ConfigError, match="needs a 'headers' column"):
         check_sink_schema(ok, default_topic=None, include_headers=True)
+
+
+END_TXN, TXN_OFFSET_COMMIT = 26, 28
+
+
+def test_exactly_once_task_rides_out_coordinator_moves(mock_cluster: Any,
+                                                       new_topic: Callable[..., str]) -> None:
+    """librdkafka's mock cluster (3 brokers, transactions): while a task writes inside its transaction,
+    both its transaction coordinator and its marker group's coordinator move to another broker. The task
+    finds them again and commits every row once. (The mock takes TxnOffsetCommit without storing the
+    offset, rdkafka_mock_handlers.c, so the marker's effect on a retried task is tested on noida-db, in
+    test_sink.py.)"""
+    from aiokafka_lite.spark.transactions import task_transaction
+    from aiokafka_lite.spark.writer import _write_transactional
+
+    mc = mock_cluster(3)
+    topic = new_topic()
+    mc.create_topic(topic, 2, 3)
+    options = parse_sink_options({"kafka.bootstrap.servers": mc.bootstrap, "topic": topic,
+                                  "exactlyOnce": "true"})
+    txn = task_transaction(options.transactional_id_prefix, "scope-1", 0, 0, topic)
+    mc.set_coordinator("transaction", txn.transactional_id, 1)
+    mc.set_coordinator("group", txn.marker_group, 1)
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for start in range(0, 300, 100):
+            if start == 100:  # mid-transaction: both coordinators move
+                mc.set_coordinator("transaction", txn.transactional_id, 2)
+                mc.set_coordinator("group", txn.marker_group, 3)
+            yield pa.record_batch({"value": [b"v%d" % i for i in range(start, start + 100)]})
+
+    mc.start_request_tracking()
+    result = _write_transactional(options, batches(), 0, txn)
+    assert (result.rows, result.skipped) == (300, False)
+    seen = {(r.api_key, r.broker_id) for r in mc.requests()}
+    assert (END_TXN, 2) in seen and (END_TXN, 1) not in seen  # committed at the new coordinator
+    assert (TXN_OFFSET_COMMIT, 3) in seen  # the marker went to the group's new coordinator
+    committed = [v for _p, _o, _k, v in read_all(mc.bootstrap, topic, read_committed=True) if v is not None]
+    assert sorted(committed) == sorted(b"v%d" % i for i in range(300))
