@@ -112,6 +112,39 @@ def best_of(repeat: int, fn: Any) -> float:
     return min(times)
 
 
+def _session(master: str) -> tuple[Any, Any]:
+    """A Spark session on local[2], or on a standalone cluster of two one-core workers started here
+    (returned too, to be stopped) once both executors have registered."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName("bench-spark")
+    cluster = None
+    if master == "cluster":
+        from aiokafka_lite.testing.spark_cluster import StandaloneSparkCluster
+
+        cluster = StandaloneSparkCluster(workers=2, memory="1g")
+        cluster.start()
+        builder = builder.master(cluster.url)
+        for key, value in cluster.session_config(executor_memory="768m").items():
+            builder = builder.config(key, value)
+    else:
+        builder = builder.master("local[2]")
+    spark = (builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.driver.host", "127.0.0.1")
+             .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.memory", "2g")
+             .getOrCreate())
+    if cluster is not None:
+        jsc = spark.sparkContext._jsc.sc()
+        deadline = time.monotonic() + 120
+        while jsc.getExecutorMemoryStatus().size() < 3:  # the driver and one executor per worker
+            if time.monotonic() > deadline:
+                spark.stop()
+                cluster.stop()
+                raise SystemExit("the two executors did not register")
+            time.sleep(0.5)
+    return spark, cluster
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--records", type=int, default=1_000_000)
@@ -140,32 +173,9 @@ def main() -> int:
         produce_s = fill_topic(bootstrap, topic, args.records, args.partitions, args.value_size)
         print(f"filled {topic} with {args.records} records in {produce_s:.1f} s", file=sys.stderr)
 
-        from pyspark.sql import SparkSession
-
         from aiokafka_lite.spark import register
 
-        builder = SparkSession.builder.appName("bench-spark")
-        if args.master == "cluster":
-            from aiokafka_lite.testing.spark_cluster import StandaloneSparkCluster
-
-            cluster = StandaloneSparkCluster(workers=2, memory="1g")
-            cluster.start()
-            builder = builder.master(cluster.url)
-            for key, value in cluster.session_config(executor_memory="768m").items():
-                builder = builder.config(key, value)
-        else:
-            builder = builder.master("local[2]")
-        spark = (builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-                 .config("spark.driver.host", "127.0.0.1")
-                 .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.memory", "2g")
-                 .getOrCreate())
-        if cluster is not None:
-            jsc = spark.sparkContext._jsc.sc()
-            deadline = time.monotonic() + 120
-            while jsc.getExecutorMemoryStatus().size() < 3:  # the driver and one executor per worker
-                if time.monotonic() > deadline:
-                    raise SystemExit("the two executors did not register")
-                time.sleep(0.5)
+        spark, cluster = _session(args.master)
         spark.sparkContext.setLogLevel("ERROR")
         register(spark)
         spark.dataSource.register(GeneratedSource)

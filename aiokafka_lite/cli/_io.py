@@ -26,26 +26,23 @@ def unescape(text: str) -> str:
     return "".join(out)
 
 
-async def read_lines(stream: BinaryIO, *, chunk_size: int = 1 << 16,
-                     delimiter: bytes = b"\n") -> AsyncIterator[bytes]:
-    """Lines of ``stream`` (without their ``\n`` or ``\r\n``), read by a daemon thread.
+class _ChunkReader:
+    """Reads ``stream`` in a daemon thread into a bounded queue of the loop: chunks, then None at the end
+    (or the exception that ended the reading, so the consumer of the lines sees it)."""
 
-    Another ``delimiter`` (``produce -D``) splits there instead, and a ``\r`` before it is kept.
+    def __init__(self, stream: BinaryIO, chunk_size: int) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.queue: asyncio.Queue[bytes | BaseException | None] = asyncio.Queue(maxsize=8)
+        self.read = getattr(stream, "read1", stream.read)
+        self.chunk_size = chunk_size
+        self.abandoned = threading.Event()  # the reader of the lines went away (error, Ctrl-C)
 
-    A daemon thread rather than the loop's executor: a blocking read of a terminal must not keep the
-    process alive after Ctrl-C. The queue is bounded so a fast file cannot outrun the producer.
-    """
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[bytes | BaseException | None] = asyncio.Queue(maxsize=8)
-    read = getattr(stream, "read1", stream.read)
-    abandoned = threading.Event()  # the reader of the lines went away (error, Ctrl-C)
-
-    def put(item: bytes | BaseException | None) -> bool:
+    def put(self, item: bytes | BaseException | None) -> bool:
         try:
-            fut = asyncio.run_coroutine_threadsafe(queue.put(item), loop)
+            fut = asyncio.run_coroutine_threadsafe(self.queue.put(item), self.loop)
         except RuntimeError:  # the loop is closed
             return False
-        while not abandoned.is_set():
+        while not self.abandoned.is_set():
             try:
                 fut.result(timeout=0.2)
                 return True
@@ -56,20 +53,32 @@ async def read_lines(stream: BinaryIO, *, chunk_size: int = 1 << 16,
         fut.cancel()
         return False
 
-    def reader() -> None:
+    def run(self) -> None:
         try:
             while True:
-                chunk = read(chunk_size)
+                chunk = self.read(self.chunk_size)
                 if not chunk:
                     break
-                if not put(chunk):
+                if not self.put(chunk):
                     return
         except BaseException as exc:  # reported to the consumer of the lines, not lost
-            put(exc)
+            self.put(exc)
             return
-        put(None)
+        self.put(None)
 
-    threading.Thread(target=reader, name="aiokafka-lite-stdin", daemon=True).start()
+
+async def read_lines(stream: BinaryIO, *, chunk_size: int = 1 << 16,
+                     delimiter: bytes = b"\n") -> AsyncIterator[bytes]:
+    """Lines of ``stream`` (without their ``\n`` or ``\r\n``), read by a daemon thread.
+
+    Another ``delimiter`` (``produce -D``) splits there instead, and a ``\r`` before it is kept.
+
+    A daemon thread rather than the loop's executor: a blocking read of a terminal must not keep the
+    process alive after Ctrl-C. The queue is bounded so a fast file cannot outrun the producer.
+    """
+    chunks = _ChunkReader(stream, chunk_size)
+    queue, abandoned = chunks.queue, chunks.abandoned
+    threading.Thread(target=chunks.run, name="aiokafka-lite-stdin", daemon=True).start()
     pending = b""
     crlf = delimiter == b"\n"
     try:

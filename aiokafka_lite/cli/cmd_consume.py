@@ -141,11 +141,8 @@ def _formatter(args: argparse.Namespace) -> Callable[[Any], bytes]:
     return DelimitedFormatter(delimiter=args.delimiter, key_delimiter=args.key_delimiter, null=args.null)
 
 
-async def run(args: argparse.Namespace) -> int:
-    if args.max_messages is not None and args.max_messages < 1:
-        raise CLIError("-n/--max-messages must be at least 1", code=2)
-    if args.share_group is not None:
-        return await _run_share(args)
+def _check_args(args: argparse.Namespace) -> tuple[str, int]:
+    """Refuse option combinations that say different things; return where to start (parse_offset)."""
     if args.partition and args.group:
         raise CLIError("--partition reads partitions directly; it cannot go with --group", code=2)
     if args.from_beginning and args.offset not in (None, "beginning"):
@@ -157,13 +154,15 @@ async def run(args: argparse.Namespace) -> int:
     custom = args.json_envelope or args.kcat_format is not None or args.format is not None
     if custom and (args.key_delimiter is not None or args.delimiter != "\\n"):
         raise CLIError("-K and -D shape the default output; with -f write them into the format", code=2)
-    topics = list(dict.fromkeys(args.topics))
-    formatter = _formatter(args)
-    overrides: dict[str, Any] = {"group_id": args.group}
-    if args.group_protocol is not None:
-        if not args.group:
-            raise CLIError("--group-protocol needs --group", code=2)
-        overrides["group_protocol"] = args.group_protocol
+    if args.group_protocol is not None and not args.group:
+        raise CLIError("--group-protocol needs --group", code=2)
+    return start
+
+
+def _consumer_settings(args: argparse.Namespace, start: tuple[str, int]
+                       ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The consumer's and the admin client's keyword settings."""
+    overrides: dict[str, Any] = {"group_id": args.group, "group_protocol": args.group_protocol}
     if args.group and start[0] == "beginning":
         overrides["auto_offset_reset"] = "earliest"
     elif args.group and args.offset == "end":
@@ -176,15 +175,69 @@ async def run(args: argparse.Namespace) -> int:
         kwargs.setdefault("session_timeout_ms", CLI_SESSION_TIMEOUT_MS)
     if args.group and "enable_auto_commit" not in kwargs:
         kwargs["enable_auto_commit"] = False  # we commit exactly what was printed, at the end
-    idle = args.timeout if args.timeout is not None else (30.0 if args.max_messages else None)
+    return kwargs, admin_kw
+
+
+def _idle(args: argparse.Namespace) -> float | None:
+    """Seconds without a record after which to stop (None: never)."""
+    return args.timeout if args.timeout is not None else (30.0 if args.max_messages else None)
+
+
+async def _print_records(consumer: Any, args: argparse.Namespace, formatter: Callable[[Any], bytes],
+                         stop: Any, at_end: Callable[[], Any] | None = None) -> tuple[int, str]:
+    """Poll and print until -n records, -t of silence, the end (-e) or a signal: (count, why it ended)."""
+    out = sys.stdout.buffer
+    idle = _idle(args)
+    count = 0
+    last = time.monotonic()
+    while args.max_messages is None or count < args.max_messages:
+        if at_end is not None and await at_end():
+            return count, "end"
+        wait = 0.5 if idle is None else max(0.0, min(0.5, idle - (time.monotonic() - last)))
+        want = None if args.max_messages is None else args.max_messages - count
+        finished, batch = await race(consumer.poll(timeout_ms=int(wait * 1000), max_records=want), stop)
+        if not finished:
+            return count, "signal"
+        got = 0
+        for records in (batch or {}).values():
+            for record in records:
+                out.write(formatter(record))
+                got += 1
+        if got:
+            out.flush()
+            count += got
+            last = time.monotonic()
+        elif idle is not None and time.monotonic() - last >= idle:
+            return count, "timeout"
+    return count, "done"
+
+
+def _summary(args: argparse.Namespace, topics: list[str], count: int, reason: str, what: str = "") -> int:
+    names = ", ".join(topics)
+    if not args.quiet:
+        print(f"consumed {count} records from {names}{what}", file=sys.stderr)
+    if args.max_messages is not None and count < args.max_messages:
+        if reason == "signal":
+            return 130
+        raise CLIError(f"got {count} of {args.max_messages} records from {names} "
+                       f"(nothing new for {_idle(args):g} s)")
+    return 0
+
+
+async def run(args: argparse.Namespace) -> int:
+    if args.max_messages is not None and args.max_messages < 1:
+        raise CLIError("-n/--max-messages must be at least 1", code=2)
+    if args.share_group is not None:
+        return await _run_share(args)
+    start = _check_args(args)
+    topics = list(dict.fromkeys(args.topics))
+    formatter = _formatter(args)
+    kwargs, admin_kw = _consumer_settings(args, start)
 
     from ..admin import Admin
     from ..consumer import Consumer
 
     consumer = Consumer(*topics, **kwargs) if args.group else Consumer(**kwargs)
-    out = sys.stdout.buffer
-    count = 0
-    reason = "done"
     ends: dict[TopicPartition, int] = {}
     with StopSignal() as stop:
         async with AsyncExitStack() as stack:
@@ -192,44 +245,14 @@ async def run(args: argparse.Namespace) -> int:
             admin = await stack.enter_async_context(started(Admin(**admin_kw), args, "admin"))
             if not args.group:
                 await _assign_all(consumer, admin, topics, args.partition, start)
-            last = time.monotonic()
-            while args.max_messages is None or count < args.max_messages:
-                if args.exit_at_end and await _at_end(consumer, admin, ends):
-                    reason = "end"
-                    break
-                wait = 0.5 if idle is None else max(0.0, min(0.5, idle - (time.monotonic() - last)))
-                want = None if args.max_messages is None else args.max_messages - count
-                finished, batch = await race(consumer.poll(timeout_ms=int(wait * 1000), max_records=want),
-                                             stop)
-                if not finished:
-                    reason = "signal"
-                    break
-                got = 0
-                for records in (batch or {}).values():
-                    for record in records:
-                        out.write(formatter(record))
-                        got += 1
-                if got:
-                    out.flush()
-                    count += got
-                    last = time.monotonic()
-                elif idle is not None and time.monotonic() - last >= idle:
-                    reason = "timeout"
-                    break
+            at_end = (lambda: _at_end(consumer, admin, ends)) if args.exit_at_end else None
+            count, reason = await _print_records(consumer, args, formatter, stop, at_end)
             if args.group and count and not kwargs.get("enable_auto_commit"):
                 try:
                     await consumer.commit()
                 except errors.KafkaError as exc:
                     raise CLIError(f"printed {count} records but could not commit them: {exc}") from exc
-    names = ", ".join(topics)
-    if not args.quiet:
-        print(f"consumed {count} records from {names}", file=sys.stderr)
-    if args.max_messages is not None and count < args.max_messages:
-        if reason == "signal":
-            return 130
-        raise CLIError(f"got {count} of {args.max_messages} records from {names} "
-                       f"(nothing new for {idle:g} s)")
-    return 0
+    return _summary(args, topics, count, reason)
 
 
 async def _run_share(args: argparse.Namespace) -> int:
@@ -244,51 +267,19 @@ async def _run_share(args: argparse.Namespace) -> int:
     topics = list(dict.fromkeys(args.topics))
     formatter = _formatter(args)
     kwargs = settings(args, SHARE_CONSUMER, {"group_id": args.share_group})["share_consumer"]
-    idle = args.timeout if args.timeout is not None else (30.0 if args.max_messages else None)
 
     from ..consumer.share_consumer import ShareConsumer
 
     consumer: ShareConsumer[Any, Any] = ShareConsumer(*topics, **kwargs)
-    out = sys.stdout.buffer
-    count = 0
-    reason = "done"
     with StopSignal() as stop:
         async with started(consumer, args, "share consumer"):
-            last = time.monotonic()
-            while args.max_messages is None or count < args.max_messages:
-                wait = 0.5 if idle is None else max(0.0, min(0.5, idle - (time.monotonic() - last)))
-                want = None if args.max_messages is None else args.max_messages - count
-                finished, batch = await race(consumer.poll(timeout_ms=int(wait * 1000), max_records=want),
-                                             stop)
-                if not finished:
-                    reason = "signal"
-                    break
-                got = 0
-                for records in (batch or {}).values():
-                    for record in records:
-                        out.write(formatter(record))
-                        got += 1
-                if got:
-                    out.flush()
-                    count += got
-                    last = time.monotonic()
-                elif idle is not None and time.monotonic() - last >= idle:
-                    reason = "timeout"
-                    break
+            count, reason = await _print_records(consumer, args, formatter, stop)
             failed = await consumer.commit()
             if failed:
                 tp, exc = next(iter(failed.items()))
                 raise CLIError(f"printed {count} records but the broker did not take the acknowledgement of "
                                f"{tp.topic}[{tp.partition}]: {exc}")
-    names = ", ".join(topics)
-    if not args.quiet:
-        print(f"consumed {count} records from {names} (share group {args.share_group})", file=sys.stderr)
-    if args.max_messages is not None and count < args.max_messages:
-        if reason == "signal":
-            return 130
-        raise CLIError(f"got {count} of {args.max_messages} records from {names} "
-                       f"(nothing new for {idle:g} s)")
-    return 0
+    return _summary(args, topics, count, reason, f" (share group {args.share_group})")
 
 
 async def _at_end(consumer: Any, admin: Any, ends: dict[TopicPartition, int]) -> bool:

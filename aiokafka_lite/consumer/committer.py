@@ -126,16 +126,7 @@ class Committer:
             node = await self._m.ensure_coordinator(deadline)
             try:
                 version = await cv.api_version(self._client, node, OffsetFetchRequest, _MAX_FETCH_VERSION)
-                if version >= 8:
-                    req = OffsetFetchRequest(groups=[OffsetFetchRequestGroup(
-                        group_id=self._group_id, member_id=None, member_epoch=-1,
-                        topics=[OffsetFetchRequestTopics(name=t, partition_indexes=ps)
-                                for t, ps in by_topic.items()])], require_stable=self._require_stable)
-                else:
-                    req = OffsetFetchRequest(group_id=self._group_id, topics=[
-                        OffsetFetchRequestTopic(name=t, partition_indexes=ps) for t, ps in by_topic.items()],
-                        require_stable=self._require_stable and version >= 7)
-                resp = await cv.send(self._client, node, req, version,
+                resp = await cv.send(self._client, node, self._fetch_request(version, by_topic), version,
                                      timeout_ms=max(1.0, (deadline - time.monotonic()) * 1000))
             except Errors.KafkaError as exc:
                 if not (exc.retriable or isinstance(exc, Errors.KafkaConnectionError)):
@@ -143,43 +134,55 @@ class Committer:
                 self._m.coordinator_dead(exc)
                 await self._retry_or_timeout(deadline, exc, "fetching committed offsets")
                 continue
-            if version >= 8:
-                group = resp.groups[0] if resp.groups else None
-                top_code = group.error_code if group is not None else 0
-                topics = group.topics if group is not None else []
-            else:
-                top_code = resp.error_code
-                topics = resp.topics
-            retry: BaseException | None = None
-            out: dict[TopicPartition, OffsetAndMetadata | None] = {}
-            if top_code:
-                if Errors.coordinator_moved(top_code):
-                    self._m.coordinator_dead(Errors.for_code(top_code)())
-                    retry = Errors.for_code(top_code)()
-                elif top_code in _RETRY_ERRORS:
-                    retry = Errors.for_code(top_code)()
-                else:
-                    raise Errors.for_code(top_code)(f"fetching committed offsets of group {self._group_id!r}")
-            else:
-                for t in topics:
-                    for p in t.partitions:
-                        tp = TopicPartition(t.name, p.partition_index)
-                        code = p.error_code
-                        if code in _RETRY_ERRORS or Errors.coordinator_moved(code):
-                            retry = Errors.for_code(code)()
-                        elif code == Errors.UnknownTopicOrPartitionError.errno or (
-                                code == 0 and p.committed_offset < 0):
-                            out[tp] = None
-                        elif code:
-                            raise Errors.for_code(code)(f"committed offset of {tp.topic}[{tp.partition}]")
-                        else:
-                            out[tp] = OffsetAndMetadata(p.committed_offset, p.metadata or "",
-                                                        p.committed_leader_epoch)
+            out, retry = self._fetched(resp, version)
             if retry is None:
                 for tp in partitions:
                     out.setdefault(tp, None)
                 return out
             await self._retry_or_timeout(deadline, retry, "fetching committed offsets")
+
+    def _fetch_request(self, version: int, by_topic: dict[str, list[int]]) -> OffsetFetchRequest:
+        if version >= 8:
+            return OffsetFetchRequest(groups=[OffsetFetchRequestGroup(
+                group_id=self._group_id, member_id=None, member_epoch=-1,
+                topics=[OffsetFetchRequestTopics(name=t, partition_indexes=ps)
+                        for t, ps in by_topic.items()])], require_stable=self._require_stable)
+        return OffsetFetchRequest(group_id=self._group_id, topics=[
+            OffsetFetchRequestTopic(name=t, partition_indexes=ps) for t, ps in by_topic.items()],
+            require_stable=self._require_stable and version >= 7)
+
+    def _fetched(self, resp: Any, version: int
+                 ) -> tuple[dict[TopicPartition, OffsetAndMetadata | None], BaseException | None]:
+        """An OffsetFetch answer as (offsets found, the error to retry after, if any); raises the rest."""
+        if version >= 8:
+            group = resp.groups[0] if resp.groups else None
+            top_code = group.error_code if group is not None else 0
+            topics = group.topics if group is not None else []
+        else:
+            top_code, topics = resp.error_code, resp.topics
+        out: dict[TopicPartition, OffsetAndMetadata | None] = {}
+        if top_code:
+            if Errors.coordinator_moved(top_code):
+                self._m.coordinator_dead(Errors.for_code(top_code)())
+            elif top_code not in _RETRY_ERRORS:
+                raise Errors.for_code(top_code)(f"fetching committed offsets of group {self._group_id!r}")
+            return out, Errors.for_code(top_code)()
+        retry: BaseException | None = None
+        for t in topics:
+            for p in t.partitions:
+                tp = TopicPartition(t.name, p.partition_index)
+                code = p.error_code
+                if code in _RETRY_ERRORS or Errors.coordinator_moved(code):
+                    retry = Errors.for_code(code)()
+                elif code == Errors.UnknownTopicOrPartitionError.errno or (
+                        code == 0 and p.committed_offset < 0):
+                    out[tp] = None
+                elif code:
+                    raise Errors.for_code(code)(f"committed offset of {tp.topic}[{tp.partition}]")
+                else:
+                    out[tp] = OffsetAndMetadata(p.committed_offset, p.metadata or "",
+                                                p.committed_leader_epoch)
+        return out, retry
 
     async def _retry_or_timeout(self, deadline: float, exc: BaseException, what: str) -> None:
         left = deadline - time.monotonic()

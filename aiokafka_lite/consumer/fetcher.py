@@ -30,6 +30,7 @@ from ..protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic, 
 from ..records import decode_arrow, decode_records
 from ..structs import ConsumerRecord, TopicPartition
 from . import cluster_view as cv
+from .completed_fetch import CompletedFetch
 from .corrupt import corrupt_error, find_corrupt
 from .fetch_session import SESSION_ERRORS, FetchPosition, FetchRequestData, FetchSessionHandler
 from .metrics import ConsumerMetrics
@@ -56,28 +57,6 @@ _RETRY_WITH_METADATA = frozenset({
 def _transient(exc: Errors.KafkaError) -> bool:
     """Worth retrying (lost connection, timeout, leader moved); anything else ends the fetcher."""
     return exc.retriable or exc.invalid_metadata or isinstance(exc, Errors.KafkaConnectionError)
-
-
-class CompletedFetch:
-    """One partition's data from one Fetch response, consumed by poll() from ``position`` on."""
-
-    __slots__ = ("aborted", "arrow", "arrow_index", "data", "fetch_offset", "index", "leader_epoch",
-                 "next_offset", "position", "records", "tp")
-
-    def __init__(self, tp: TopicPartition, fetch_offset: int, data: bytes,
-                 aborted: list[tuple[int, int]] | None) -> None:
-        self.tp = tp
-        self.fetch_offset = fetch_offset
-        #: Where the unconsumed part starts; must equal the partition's position to hand anything out.
-        self.position = fetch_offset
-        self.data = data
-        self.aborted = aborted
-        self.records: list[ConsumerRecord] | None = None
-        self.index = 0
-        self.arrow: Any = None
-        self.arrow_index = 0
-        self.next_offset = fetch_offset
-        self.leader_epoch = -1
 
 
 class Fetcher:
@@ -301,12 +280,7 @@ class Fetcher:
         try:
             version = await cv.api_version(self._client, node, FetchRequest)
         except Errors.KafkaError as exc:
-            if not _transient(exc):
-                raise
-            self._node_backoff[node] = time.monotonic() + self._retry_backoff
-            self._replicas.leave(wanted, node)
-            cv.request_metadata_update(self._client)
-            log.debug("cannot reach node %s for fetching: %s", node, exc)
+            self._node_unreachable(node, wanted, exc, True, "cannot reach node %s for fetching: %s")
             return
         use_ids = version >= 13 and all(pos.topic_id is not None for pos in wanted.values())
         if session.topic_ids is not None and session.topic_ids != use_ids:
@@ -323,19 +297,36 @@ class Fetcher:
             resp = await cv.send(self._client, node, req, version)
         except Errors.KafkaError as exc:
             session.handle_error()
-            if not _transient(exc):
-                raise
+            refresh = exc.invalid_metadata or isinstance(exc, Errors.KafkaConnectionError)
+            self._node_unreachable(node, wanted, exc, refresh, "fetch from node %s failed: %s")
             self._metrics.fetch_errors += 1
-            self._node_backoff[node] = time.monotonic() + self._retry_backoff
-            self._replicas.leave(wanted, node)
-            if exc.invalid_metadata or isinstance(exc, Errors.KafkaConnectionError):
-                cv.request_metadata_update(self._client)
-            log.debug("fetch from node %s failed: %s", node, exc)
             return
         self._metrics.fetch_requests += 1
         self._metrics.fetch_latency.record(time.monotonic() - started)
         if self._closed:
             return
+        parts = self._response_partitions(resp, version, data)
+        if not session.handle_response(data, resp.error_code, resp.session_id, [tp for tp, _ in parts]):
+            self._session_failed(node, wanted, resp.error_code)
+            return
+        for tp, pd in parts:
+            pos = data.session_partitions.get(tp)
+            if pos is not None:
+                self._handle_partition(tp, pos, pd, node)
+
+    def _node_unreachable(self, node: int, wanted: dict[TopicPartition, FetchPosition],
+                          exc: Errors.KafkaError, refresh: bool, what: str) -> None:
+        """A transient failure backs the node off (and refreshes metadata); anything else is raised."""
+        if not _transient(exc):
+            raise exc
+        self._node_backoff[node] = time.monotonic() + self._retry_backoff
+        self._replicas.leave(wanted, node)
+        if refresh:
+            cv.request_metadata_update(self._client)
+        log.debug(what, node, exc)
+
+    def _response_partitions(self, resp: Any, version: int, data: FetchRequestData
+                             ) -> list[tuple[TopicPartition, Any]]:
         names = {cv.topic_id(self._client, tp.topic): tp.topic for tp in data.session_partitions} \
             if version >= 13 else {}
         parts: list[tuple[TopicPartition, Any]] = []
@@ -343,19 +334,17 @@ class Fetcher:
             topic = names.get(topic_resp.topic_id, "") if version >= 13 else topic_resp.topic
             for pd in topic_resp.partitions:
                 parts.append((TopicPartition(topic, pd.partition_index), pd))
-        if not session.handle_response(data, resp.error_code, resp.session_id, [tp for tp, _ in parts]):
-            self._metrics.fetch_errors += 1
-            if resp.error_code and resp.error_code not in SESSION_ERRORS:
-                exc_cls = Errors.for_code(resp.error_code)
-                if not exc_cls.retriable and exc_cls.errno not in _RETRY_WITH_METADATA:
-                    for tp in wanted:
-                        self._partition_errors[tp] = exc_cls(f"fetch from node {node}")
-                self._node_backoff[node] = time.monotonic() + self._retry_backoff
-            return
-        for tp, pd in parts:
-            pos = data.session_partitions.get(tp)
-            if pos is not None:
-                self._handle_partition(tp, pos, pd, node)
+        return parts
+
+    def _session_failed(self, node: int, wanted: dict[TopicPartition, FetchPosition], code: int) -> None:
+        """A whole-response error: the fetch session's (handled by it) or one for every partition."""
+        self._metrics.fetch_errors += 1
+        if code and code not in SESSION_ERRORS:
+            exc_cls = Errors.for_code(code)
+            if not exc_cls.retriable and exc_cls.errno not in _RETRY_WITH_METADATA:
+                for tp in wanted:
+                    self._partition_errors[tp] = exc_cls(f"fetch from node {node}")
+            self._node_backoff[node] = time.monotonic() + self._retry_backoff
 
     def _handle_partition(self, tp: TopicPartition, pos: FetchPosition, pd: Any, node: int) -> None:
         st = self._subs.state_or_none(tp)

@@ -562,12 +562,7 @@ class BrokerConnection(asyncio.Protocol):
         self.state = "closed"
         self.close_reason = reason
         self.reauth.cancel()
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if self._idle_timer is not None:
-            self._idle_timer.cancel()
-            self._idle_timer = None
+        self._stop_timers()
         transport, self._transport = self._transport, None
         if transport is not None:
             if reason is None:
@@ -578,24 +573,34 @@ class BrokerConnection(asyncio.Protocol):
             log.debug("closed %s: %s", self, reason)
         if self._debug:
             debuglog.closed(self._debug, self, reason, len(self._inflight))
-        inflight, self._inflight = self._inflight, collections.deque()
-        for corr, fut, api_key, version, _deadline, _sent in inflight:
-            if not fut.done():
-                fut.set_exception(self._request_error(reason, api_key, version, corr))
-        waiters, self._slot_waiters = self._slot_waiters, collections.deque()
-        for fut in waiters:
-            if not fut.done():
-                fut.set_exception(self._closed_error())
-        for fut in self._drain_waiters:
-            if not fut.done():
-                fut.set_exception(self._closed_error())
-        self._drain_waiters = []
+        self._fail_waiters(reason)
         self._rx.stop()
         if self._on_close is not None:
             try:
                 self._on_close(self, reason)
             except Exception:
                 log.exception("on_close callback for %s failed", self)
+
+    def _stop_timers(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+
+    def _fail_waiters(self, reason: BaseException | None) -> None:
+        """Every request in flight fails with ``reason``; whoever waits for a slot or a drain, with
+        "closed"."""
+        inflight, self._inflight = self._inflight, collections.deque()
+        for corr, fut, api_key, version, _deadline, _sent in inflight:
+            if not fut.done():
+                fut.set_exception(self._request_error(reason, api_key, version, corr))
+        waiters, self._slot_waiters = self._slot_waiters, collections.deque()
+        drains, self._drain_waiters = self._drain_waiters, []
+        for fut in (*waiters, *drains):
+            if not fut.done():
+                fut.set_exception(self._closed_error())
 
     def _request_error(
         self, reason: BaseException | None, api_key: int, version: int, corr: int

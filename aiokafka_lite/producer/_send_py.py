@@ -82,55 +82,14 @@ class SendCore:
         """
         if self._state != RUNNING or not self._plain or headers is not None:
             return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
-        n = 0
-        if value is not None:
-            if type(value) is not bytes:
-                return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
-            n = len(value)
-        if key is not None:
-            if type(key) is not bytes:
-                return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
-            n += len(key)
+        n = _plain_size(key, value)
         info = self._topics.get(topic)
-        if info is None or n > self._size_fast_limit:
+        if n < 0 or info is None or n > self._size_fast_limit:
             return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
-        sticky = False
-        if partition is None:
-            if key is not None and self._key_hash is not None:
-                p = self._key_hash(key, info.num_partitions)
-            elif self._sticky_null:
-                p = info.sticky_partition
-                if p < 0:
-                    return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
-                sticky = True
-            else:
-                return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
-        elif type(partition) is int and 0 <= partition < info.num_partitions:
-            p = partition
-        else:
-            return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
-        if timestamp_ms is None:
-            ts = _time_ns() // 1_000_000
-        elif type(timestamp_ms) is int and timestamp_ms >= 0:
-            ts = timestamp_ms
-        else:
-            return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
-        tp = info.tps[p]
-        txn = self._txn
-        if txn is not None:  # transactional: only partitions already registered in the open transaction
-            registered = txn.sendable
-            if registered is None or tp not in registered:
-                return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
-        dq = info.deques[p]
-        if dq is None:
-            dq = self._batches.get(tp)
-            if dq is None:
-                return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
-            info.deques[p] = dq
-        if not dq:
-            return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
-        batch = dq[-1]
-        if not batch.is_open:
+        p, sticky = self._fast_partition(info, key, partition)
+        ts = _fast_timestamp(timestamp_ms)
+        batch = self._open_batch(info, p) if p >= 0 and ts >= 0 else None
+        if batch is None:
             return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
         delta = batch.builder.append(ts, key, value, None)
         if delta is None:
@@ -138,3 +97,57 @@ class SendCore:
         if sticky:
             info.sticky_produced += n + 8
         return make_future(batch.result, delta, ts)
+
+    def _fast_partition(self, info: TopicInfo, key: bytes | None, partition: int | None) -> tuple[int, bool]:
+        """(partition, chosen by the sticky rule); -1 when the slow path must choose."""
+        if partition is None:
+            if key is not None and self._key_hash is not None:
+                return self._key_hash(key, info.num_partitions), False
+            if self._sticky_null:
+                return info.sticky_partition, True
+            return -1, False
+        if type(partition) is int and 0 <= partition < info.num_partitions:
+            return partition, False
+        return -1, False
+
+    def _open_batch(self, info: TopicInfo, p: int) -> Any:
+        """The partition's open last batch, if a record may go in it now (else None: the slow path)."""
+        tp = info.tps[p]
+        txn = self._txn
+        if txn is not None:  # transactional: only partitions already registered in the open transaction
+            registered = txn.sendable
+            if registered is None or tp not in registered:
+                return None
+        dq = info.deques[p]
+        if dq is None:
+            dq = self._batches.get(tp)
+            if dq is None:
+                return None
+            info.deques[p] = dq
+        if not dq:
+            return None
+        batch = dq[-1]
+        return batch if batch.is_open else None
+
+
+def _plain_size(key: Any, value: Any) -> int:
+    """Bytes of a bytes key and value (None counts 0); -1 for anything else (the slow path serializes)."""
+    n = 0
+    if value is not None:
+        if type(value) is not bytes:
+            return -1
+        n = len(value)
+    if key is not None:
+        if type(key) is not bytes:
+            return -1
+        n += len(key)
+    return n
+
+
+def _fast_timestamp(timestamp_ms: Any) -> int:
+    """The record's timestamp (now, or the one given); -1 when the slow path must check it."""
+    if timestamp_ms is None:
+        return _time_ns() // 1_000_000
+    if type(timestamp_ms) is int and timestamp_ms >= 0:
+        return timestamp_ms
+    return -1

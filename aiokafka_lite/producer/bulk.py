@@ -9,14 +9,13 @@ caller gets one :class:`BulkFuture` for the lot.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import IllegalArgumentError, ProducerClosedError
 from ..structs import RecordMetadata, TopicPartition
 from .handles import BatchResult
-from .records_check import serialize, with_bytes
+from .records_check import record_timestamp, serialize, with_bytes
 
 if TYPE_CHECKING:
     from .producer import Producer
@@ -81,6 +80,39 @@ async def send_many(producer: Producer, topic: str, values: Sequence[Any], keys:
                     partition: int | None, timestamp_ms: int | None,
                     headers: Sequence[Any] | None) -> BulkFuture:
     """The body of :meth:`Producer.send_many` (kept here so the producer module stays readable)."""
+    values, keys = _serialized(producer, topic, values, keys, headers)
+    n = len(values)
+    loop = asyncio.get_running_loop()
+    info = producer._topics.get(topic)
+    if info is None or (partition is not None and partition >= info.num_partitions):
+        info = await producer._wait_on_metadata(topic, partition, loop.time() + producer._max_block)
+    _check_sizes(producer, topic, values, keys, headers)
+    ts = record_timestamp(timestamp_ms)
+    bulk = BulkFuture(n, ts)
+    if n == 0:
+        return bulk
+    txn = producer._txn
+    if partition is not None:
+        await _append_run(producer, bulk, info.tps[partition], values, keys, ts, headers, None, txn)
+    elif keys is not None and producer._partitioner.key_hash is not None:
+        for p, idx in _by_partition(producer, topic, info, keys).items():
+            sub_h = [headers[i] for i in idx] if headers is not None else None
+            await _append_run(producer, bulk, info.tps[p], [values[i] for i in idx], [keys[i] for i in idx],
+                              ts, sub_h, idx, txn)
+    elif producer._sticky_null:
+        await _append_sticky(producer, bulk, info, values, keys, ts, headers, txn)
+    else:
+        for i in range(n):
+            p = producer._choose_slow(topic, keys[i] if keys is not None else None, info)
+            await _append_run(producer, bulk, info.tps[p], [values[i]],
+                              [keys[i]] if keys is not None else None, ts,
+                              [headers[i]] if headers is not None else None, [i], txn)
+    return bulk
+
+
+def _serialized(producer: Producer, topic: str, values: Sequence[Any], keys: Sequence[Any] | None,
+                headers: Sequence[Any] | None) -> tuple[Sequence[Any], Sequence[Any] | None]:
+    """The arguments checked, and the values and keys serialized to bytes."""
     n = len(values)
     if keys is not None and len(keys) != n:
         raise IllegalArgumentError(f"send_many: {len(keys)} keys for {n} values")
@@ -93,81 +125,64 @@ async def send_many(producer: Producer, topic: str, values: Sequence[Any], keys:
         values = [serialize(producer._value_serializer, v, "value", topic) for v in values]
     if keys is not None and producer._key_serializer is not None:
         keys = [serialize(producer._key_serializer, k, "key", topic) for k in keys]
-    values = with_bytes(values, "value")
-    if keys is not None:
-        keys = with_bytes(keys, "key")
-    loop = asyncio.get_running_loop()
-    info = producer._topics.get(topic)
-    if info is None or (partition is not None and partition >= info.num_partitions):
-        info = await producer._wait_on_metadata(topic, partition, loop.time() + producer._max_block)
-    # Size limits: the largest record decides.
+    return with_bytes(values, "value"), with_bytes(keys, "key") if keys is not None else None
+
+
+def _check_sizes(producer: Producer, topic: str, values: Sequence[Any], keys: Sequence[Any] | None,
+                 headers: Sequence[Any] | None) -> None:
+    """Size limits, record by record, when the largest key and value could break one (or with headers)."""
     longest = max((len(v) for v in values if v is not None), default=0)
     if keys is not None:
         longest += max((len(k) for k in keys if k is not None), default=0)
     if headers is not None or longest > producer._size_fast_limit:
-        for i in range(n):
+        for i in range(len(values)):
             producer._check_size(topic, keys[i] if keys is not None else None, values[i],
                                  headers[i] if headers is not None else None)
-    if timestamp_ms is None:
-        ts: int = time.time_ns() // 1_000_000
-    elif type(timestamp_ms) is not int or timestamp_ms < 0:
-        raise IllegalArgumentError(f"timestamp_ms must be an int >= 0, got {timestamp_ms!r}")
-    else:
-        ts = timestamp_ms
-    bulk = BulkFuture(n, ts)
-    if n == 0:
-        return bulk
+
+
+def _by_partition(producer: Producer, topic: str, info: Any, keys: Sequence[Any]) -> dict[int, list[int]]:
+    """Record indexes by partition: keyed records by the key hash, keyless ones by the null-key rule."""
     spec = producer._partitioner
-    txn = producer._txn
-    if partition is not None:
-        await _append_run(producer, bulk, info.tps[partition], values, keys, ts, headers, None, txn)
-    elif keys is not None and spec.key_hash is not None:
-        groups: dict[int, list[int]] = {}
-        nparts = info.num_partitions
-        key_hash = spec.key_hash
-        null_p = -1
-        for i, k in enumerate(keys):
-            if k is None:
-                if spec.null_key == "sticky":
-                    if null_p < 0:
-                        null_p = info.sticky_partition
-                        if null_p < 0:
-                            null_p = producer._switch_sticky(info)
-                    p = null_p
-                else:
-                    p = producer._choose_slow(topic, None, info)
-            else:
-                p = key_hash(k, nparts)
-            g = groups.get(p)
-            if g is None:
-                groups[p] = [i]
-            else:
-                g.append(i)
-        for p, idx in groups.items():
-            sub_v = [values[i] for i in idx]
-            sub_k = [keys[i] for i in idx]
-            sub_h = [headers[i] for i in idx] if headers is not None else None
-            await _append_run(producer, bulk, info.tps[p], sub_v, sub_k, ts, sub_h, idx, txn)
-    elif producer._sticky_null:
-        acc = producer._acc
-        assert acc is not None
-        pos = 0
-        while pos < n:
-            p = info.sticky_partition
-            full = info.sticky_produced >= producer._batch_size
-            if p < 0 or (full and acc.open_batch(info.tps[p]) is None):
-                p = producer._switch_sticky(info)  # KIP-794, as in Producer._send_slow
-            added, nbytes = await _append_once(producer, bulk, info.tps[p], values, keys, ts, headers, pos,
-                                               txn, grow=len(info.available) <= 1)
-            pos += added
-            info.sticky_produced += nbytes
-    else:
-        for i in range(n):
-            p = producer._choose_slow(topic, keys[i] if keys is not None else None, info)
-            await _append_run(producer, bulk, info.tps[p], [values[i]],
-                              [keys[i]] if keys is not None else None, ts,
-                              [headers[i]] if headers is not None else None, [i], txn)
-    return bulk
+    groups: dict[int, list[int]] = {}
+    nparts = info.num_partitions
+    key_hash = spec.key_hash
+    assert key_hash is not None  # the caller checked
+    null_p = -1
+    for i, k in enumerate(keys):
+        if k is not None:
+            p = key_hash(k, nparts)
+        elif spec.null_key != "sticky":
+            p = producer._choose_slow(topic, None, info)
+        else:
+            if null_p < 0:
+                null_p = info.sticky_partition
+                if null_p < 0:
+                    null_p = producer._switch_sticky(info)
+            p = null_p
+        g = groups.get(p)
+        if g is None:
+            groups[p] = [i]
+        else:
+            g.append(i)
+    return groups
+
+
+async def _append_sticky(producer: Producer, bulk: BulkFuture, info: Any, values: Sequence[Any],
+                         keys: Sequence[Any] | None, ts: int, headers: Sequence[Any] | None,
+                         txn: Any) -> None:
+    """Keyless records to the sticky partition, switching it as a batch fills (KIP-794)."""
+    acc = producer._acc
+    assert acc is not None
+    pos = 0
+    while pos < len(values):
+        p = info.sticky_partition
+        full = info.sticky_produced >= producer._batch_size
+        if p < 0 or (full and acc.open_batch(info.tps[p]) is None):
+            p = producer._switch_sticky(info)  # KIP-794, as in Producer._send_slow
+        added, nbytes = await _append_once(producer, bulk, info.tps[p], values, keys, ts, headers, pos,
+                                           txn, grow=len(info.available) <= 1)
+        pos += added
+        info.sticky_produced += nbytes
 
 
 async def _append_run(producer: Producer, bulk: BulkFuture, tp: TopicPartition, values: Sequence[Any],

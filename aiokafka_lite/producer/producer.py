@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from functools import partial
 from types import TracebackType
@@ -41,7 +40,7 @@ from .interceptors import Interceptors, ProducerRecord
 from .memory import MemoryPool
 from .metrics import ProducerMetrics, collect
 from .partitioner import StickyPartitioner, call_custom, resolve_partitioner
-from .records_check import as_bytes, record_size, serialize
+from .records_check import as_bytes, record_size, record_timestamp, serialize
 from .sender import Sender
 from .transaction import TransactionManager, TxnState
 
@@ -53,8 +52,6 @@ if TYPE_CHECKING:
 __all__ = ["Producer"]
 
 log = logging.getLogger("aiokafka_lite.producer")
-
-_time_ns = time.time_ns
 
 _STOPPED = 2
 #: send() lets the Sender run after opening batches worth this many bytes.
@@ -331,6 +328,46 @@ class Producer(SendCore):
                                          headers)
         if self._state != RUNNING:
             self._raise_unusable()
+        topic, value, key, partition, timestamp_ms, headers = self._prepared(
+            topic, value, key, partition, timestamp_ms, headers)
+        info = self._topics.get(topic)
+        if info is None or (partition is not None and partition >= info.num_partitions):
+            assert self._loop is not None
+            info = await self._wait_on_metadata(topic, partition, self._loop.time() + self._max_block)
+        nbytes = (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
+        if headers or nbytes > self._size_fast_limit:
+            nbytes = self._check_size(topic, key, value, headers)
+        ts = record_timestamp(timestamp_ms)
+        sticky = False
+        if partition is None:
+            partition, sticky = self._partition_of(topic, key, info)
+        tp = info.tps[partition]
+        if self._txn is not None:
+            self._txn.check_send(tp)
+        # Keyless sticky records grow a batch only where there is no other partition to switch to: the
+        # switch below needs a full batch.
+        fut = self._append_open(tp, ts, key, value, headers, grow=not sticky or len(info.available) <= 1)
+        if fut is None and sticky and info.sticky_produced >= self._batch_size:
+            # KIP-794: a batch's worth went to this partition and it needs a new batch: move on, so the
+            # record starts a batch elsewhere instead of leaving a one-record batch behind.
+            tp = info.tps[self._switch_sticky(info)]
+            fut = self._append_open(tp, ts, key, value, headers, grow=False)
+        if fut is None:
+            fut = await self._append_new(tp, ts, key, value, headers, nbytes)
+            # Batches were closed: let the Sender run, so network I/O overlaps with a caller that sends
+            # in a tight loop (send() itself never has to suspend otherwise) -- once per ~64 KiB of
+            # batches, as a loop iteration per small batch would cost more than it brings.
+            self._unyielded += self._batch_size
+            if self._unyielded >= _YIELD_BYTES:
+                self._unyielded = 0
+                await asyncio.sleep(0)
+        if sticky:
+            info.sticky_produced += nbytes + 8
+        return fut
+
+    def _prepared(self, topic: str, value: Any, key: Any, partition: int | None, timestamp_ms: int | None,
+                  headers: Any) -> tuple[str, bytes | None, bytes | None, int | None, int | None, Any]:
+        """The record after the interceptors and serializers, as bytes, its partition checked."""
         if self._interceptors is not None:
             record = ProducerRecord(topic, value, key, partition, timestamp_ms, headers)
             topic, value, key, partition, timestamp_ms, headers = self._interceptors.on_send(record)
@@ -342,54 +379,18 @@ class Producer(SendCore):
             key, value = as_bytes(key, "key"), as_bytes(value, "value")
         if partition is not None and (type(partition) is not int or partition < 0):
             raise IllegalArgumentError(f"partition must be an int >= 0 or None, got {partition!r}")
-        info = self._topics.get(topic)
-        if info is None or (partition is not None and partition >= info.num_partitions):
-            assert self._loop is not None
-            info = await self._wait_on_metadata(topic, partition, self._loop.time() + self._max_block)
-        nbytes = (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
-        if headers or nbytes > self._size_fast_limit:
-            nbytes = self._check_size(topic, key, value, headers)
-        if timestamp_ms is None:
-            timestamp_ms = _time_ns() // 1_000_000
-        elif type(timestamp_ms) is not int or timestamp_ms < 0:
-            raise IllegalArgumentError(
-                f"timestamp_ms must be an int >= 0 (ms since the epoch), got {timestamp_ms!r}")
-        sticky = False
-        if partition is None:
-            spec = self._partitioner
-            if key is not None and spec.key_hash is not None:
-                partition = spec.key_hash(key, info.num_partitions)
-            elif self._sticky_null:
-                sticky = True
-                partition = info.sticky_partition
-                if partition < 0:
-                    partition = self._switch_sticky(info)
-            else:
-                partition = self._choose_slow(topic, key, info)
-        tp = info.tps[partition]
-        if self._txn is not None:
-            self._txn.check_send(tp)
-        # Keyless sticky records grow a batch only where there is no other partition to switch to: the
-        # switch below needs a full batch.
-        fut = self._append_open(tp, timestamp_ms, key, value, headers,
-                                grow=not sticky or len(info.available) <= 1)
-        if fut is None and sticky and info.sticky_produced >= self._batch_size:
-            # KIP-794: a batch's worth went to this partition and it needs a new batch: move on, so the
-            # record starts a batch elsewhere instead of leaving a one-record batch behind.
-            tp = info.tps[self._switch_sticky(info)]
-            fut = self._append_open(tp, timestamp_ms, key, value, headers, grow=False)
-        if fut is None:
-            fut = await self._append_new(tp, timestamp_ms, key, value, headers, nbytes)
-            # Batches were closed: let the Sender run, so network I/O overlaps with a caller that sends
-            # in a tight loop (send() itself never has to suspend otherwise) -- once per ~64 KiB of
-            # batches, as a loop iteration per small batch would cost more than it brings.
-            self._unyielded += self._batch_size
-            if self._unyielded >= _YIELD_BYTES:
-                self._unyielded = 0
-                await asyncio.sleep(0)
-        if sticky:
-            info.sticky_produced += nbytes + 8
-        return fut
+        return topic, value, key, partition, timestamp_ms, headers
+
+    def _partition_of(self, topic: str, key: bytes | None, info: TopicInfo) -> tuple[int, bool]:
+        """(partition, sticky) of a record sent without one: the key's hash, the sticky partition for
+        keyless records (KIP-480), or the configured partitioner's choice."""
+        spec = self._partitioner
+        if key is not None and spec.key_hash is not None:
+            return int(spec.key_hash(key, info.num_partitions)), False
+        if self._sticky_null:
+            p = info.sticky_partition
+            return (p if p >= 0 else self._switch_sticky(info)), True
+        return self._choose_slow(topic, key, info), False
 
     def _send_traced(self, topic: str, value: Any, key: Any, partition: int | None, timestamp_ms: int | None,
                      headers: Any) -> Awaitable[RecordFuture]:

@@ -7,13 +7,24 @@ fails alone and never leaves a half-built batch behind.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import IllegalArgumentError, RecordTooLargeError, SerializationError
 from ..records import BATCH_OVERHEAD, estimate_record_size
 
-__all__ = ["as_bytes", "check_headers", "record_size", "serialize", "with_bytes"]
+__all__ = ["as_bytes", "check_headers", "record_size", "record_timestamp", "serialize", "with_bytes"]
+
+
+def record_timestamp(timestamp_ms: Any) -> int:
+    """The record's timestamp: now (ms since the epoch) for None, else an int >= 0 or IllegalArgumentError."""
+    if timestamp_ms is None:
+        return time.time_ns() // 1_000_000
+    if type(timestamp_ms) is not int or timestamp_ms < 0:
+        raise IllegalArgumentError(
+            f"timestamp_ms must be an int >= 0 (ms since the epoch), got {timestamp_ms!r}")
+    return timestamp_ms
 
 
 def serialize(fn: Callable[[Any], Any], obj: Any, what: str, topic: str) -> Any:

@@ -198,6 +198,44 @@ def _view(data: Any) -> memoryview:
     return memoryview(data).cast("B") if not isinstance(data, bytes) else memoryview(data)
 
 
+class _Aborted:
+    """Which transactional batches read_committed drops: those of a producer whose aborted transaction
+    (from the fetch response's list) began at or before the batch, until that producer's ABORT marker."""
+
+    def __init__(self, aborted: Iterable[tuple[int, int]]) -> None:
+        self.pending = sorted(aborted, key=lambda t: t[1])
+        self.i = 0
+        self.pids: set[int] = set()
+
+    def skips(self, b: Any, batch_next: int, is_control: bool) -> bool:
+        if b.pid < 0:
+            return False
+        while self.i < len(self.pending) and self.pending[self.i][1] < batch_next:
+            self.pids.add(self.pending[self.i][0])
+            self.i += 1
+        if is_control:
+            key = b.first_key()
+            if key is not None and parse_control_key(key)[1] == CONTROL_ABORT:
+                self.pids.discard(b.pid)
+            return False
+        return bool(b.attrs & ATTR_TRANSACTIONAL) and b.pid in self.pids
+
+
+def _emit_window(records: Iterable[Record], start_offset: int, end_offset: int,
+                 emit: Callable[[Record, int], None], epoch: int) -> bool:
+    """Emit the records in [start_offset, end_offset); True once one at or past the end was seen (the
+    rest are still iterated, hence parsed and validated)."""
+    stop = False
+    for rec in records:
+        if stop or rec.offset < start_offset:
+            continue
+        if end_offset >= 0 and rec.offset >= end_offset:
+            stop = True
+            continue
+        emit(rec, epoch)
+    return stop
+
+
 def _walk(data: Any, check_crcs: bool, strict: bool, skip_control: bool, start_offset: int,
           end_offset: int, aborted: Iterable[tuple[int, int]] | None,
           emit: Callable[[Record, int], None]) -> tuple[int, int, bool]:
@@ -207,62 +245,29 @@ def _walk(data: Any, check_crcs: bool, strict: bool, skip_control: bool, start_o
     pos = 0
     next_offset = start_offset
     leader_epoch = -1
-    pending = sorted(aborted, key=lambda t: t[1]) if aborted is not None else None
-    pending_i = 0
-    aborted_pids: set[int] = set()
+    txns = _Aborted(aborted) if aborted is not None else None
     while pos < n:
         frame = _frame(view, pos, strict)
         if frame is None:
             return next_offset, leader_epoch, True
         end, magic = frame
-        stop = False
-        if magic < 2:
-            legacy = read_legacy(view, pos, end, check_crcs)
-            if end_offset >= 0 and legacy.base_offset >= end_offset:
-                return max(next_offset, end_offset), leader_epoch, False
-            for rec in legacy.records:
-                if rec.offset < start_offset:
-                    continue
-                if end_offset >= 0 and rec.offset >= end_offset:
-                    stop = True
-                    break
-                emit(rec, -1)
-            if stop:
-                return max(next_offset, end_offset), leader_epoch, False
-            next_offset = max(next_offset, wrap64(legacy.records[-1].offset + 1))
-            leader_epoch = -1
-            pos = end
-            continue
-        b = _v2(view, pos, end, check_crcs)
-        if end_offset >= 0 and b.base_offset >= end_offset:
+        b: Any = read_legacy(view, pos, end, check_crcs) if magic < 2 else _v2(view, pos, end, check_crcs)
+        if end_offset >= 0 and b.base_offset >= end_offset:  # before anything else is parsed
             return max(next_offset, end_offset), leader_epoch, False
-        batch_next = wrap64(b.base_offset + b.last_offset_delta + 1)
-        is_control = bool(b.attrs & ATTR_CONTROL)
-        skip = False
-        if pending is not None and b.pid >= 0:
-            while pending_i < len(pending) and pending[pending_i][1] < batch_next:
-                aborted_pids.add(pending[pending_i][0])
-                pending_i += 1
-            if is_control:
-                key = b.first_key()
-                if key is not None and parse_control_key(key)[1] == CONTROL_ABORT:
-                    aborted_pids.discard(b.pid)
-            elif b.attrs & ATTR_TRANSACTIONAL and b.pid in aborted_pids:
-                skip = True
-        if (is_control and skip_control) or batch_next <= start_offset:
-            skip = True
-        if not skip:
-            for rec in b.records():
-                if stop or rec.offset < start_offset:
-                    continue
-                if end_offset >= 0 and rec.offset >= end_offset:
-                    stop = True  # the rest of the batch is still parsed, hence validated
-                    continue
-                emit(rec, b.ple)
-            if stop:
-                return max(next_offset, end_offset), leader_epoch, False
+        if magic < 2:
+            last = b.records[-1].offset if b.records else b.base_offset - 1
+            batch_next, epoch = wrap64(last + 1), -1
+            records: Iterable[Record] = b.records
+        else:
+            batch_next, epoch = wrap64(b.base_offset + b.last_offset_delta + 1), b.ple
+            is_control = bool(b.attrs & ATTR_CONTROL)
+            skip = (txns is not None and txns.skips(b, batch_next, is_control)) or \
+                (is_control and skip_control) or batch_next <= start_offset
+            records = () if skip else b.records()
+        if _emit_window(records, start_offset, end_offset, emit, epoch):
+            return max(next_offset, end_offset), leader_epoch, False
         next_offset = max(next_offset, batch_next)
-        leader_epoch = b.ple
+        leader_epoch = epoch
         pos = end
     return next_offset, leader_epoch, False
 

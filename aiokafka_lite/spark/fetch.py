@@ -153,6 +153,35 @@ class _RangeFetcher:
         return off
 
 
+def _out_of_range(options: SourceOptions, rng: OffsetRange, position: int, earliest: int) -> int:
+    """OFFSET_OUT_OF_RANGE at ``position``: data loss to report (or fail on); where to go on (``rng.end``
+    when the position is past the log's end: nothing more to read)."""
+    where = f"Cannot fetch {rng.topic}-{rng.partition} at offset {position}"
+    if position < earliest:
+        report_data_loss(options.fail_on_data_loss,
+                         f"{where}: the earliest offset is now {earliest}; offsets [{position}, "
+                         f"{min(earliest, rng.end)}) are gone.")
+        return earliest
+    report_data_loss(options.fail_on_data_loss,
+                     f"{where}: it is beyond the end of the log (was the log truncated?); offsets "
+                     f"[{position}, {rng.end}) are gone.")
+    return rng.end
+
+
+def _stalled(options: SourceOptions, rng: OffsetRange, fetcher: _RangeFetcher, step: _Step,
+             position: int) -> None:
+    """No progress for kafkaConsumer.pollTimeoutMs: a batch too big to fetch fails the task; missing
+    offsets are data loss (reported, or failed on)."""
+    if step.truncated:
+        raise KafkaError(f"a record batch of {fetcher.tp} at offset {position} is larger than "
+                         f"max.partition.fetch.bytes={fetcher.max_bytes}; raise "
+                         "kafka.max.partition.fetch.bytes")
+    report_data_loss(options.fail_on_data_loss,
+                     f"{rng.topic}-{rng.partition} has no records at offset {position} "
+                     f"(high watermark {step.high_watermark}) although the range ends at "
+                     f"{rng.end}; offsets [{position}, {rng.end}) are missing.")
+
+
 def read_range(options: SourceOptions, rng: OffsetRange) -> Iterator[pa.RecordBatch]:
     """Yield the rows of offsets ``[rng.start, rng.end)`` as record batches in the source's schema."""
     if rng.size <= 0:
@@ -176,19 +205,7 @@ def read_range(options: SourceOptions, rng: OffsetRange) -> Iterator[pa.RecordBa
                                         f"kafkaConsumer.pollTimeoutMs={options.poll_timeout_ms}") from None
             pending = None
             if step.error_code == _OFFSET_OUT_OF_RANGE:
-                earliest = loop.run(fetcher.earliest(), step_timeout_s)
-                if position < earliest:
-                    report_data_loss(options.fail_on_data_loss,
-                                     f"Cannot fetch {rng.topic}-{rng.partition} at offset {position}: the "
-                                     f"earliest offset is now {earliest}; offsets [{position}, "
-                                     f"{min(earliest, rng.end)}) are gone.")
-                    position = earliest
-                else:
-                    report_data_loss(options.fail_on_data_loss,
-                                     f"Cannot fetch {rng.topic}-{rng.partition} at offset {position}: it is "
-                                     "beyond the end of the log (was the log truncated?); offsets "
-                                     f"[{position}, {rng.end}) are gone.")
-                    return
+                position = _out_of_range(options, rng, position, loop.run(fetcher.earliest(), step_timeout_s))
                 if position < rng.end:
                     pending = loop.submit(fetcher.step(position))
                 continue
@@ -207,14 +224,7 @@ def read_range(options: SourceOptions, rng: OffsetRange) -> Iterator[pa.RecordBa
             if stalled_since is None:
                 stalled_since = now
             elif now - stalled_since > timeout_s:
-                if step.truncated:
-                    raise KafkaError(f"a record batch of {fetcher.tp} at offset {position} is larger than "
-                                     f"max.partition.fetch.bytes={fetcher.max_bytes}; raise "
-                                     "kafka.max.partition.fetch.bytes")
-                report_data_loss(options.fail_on_data_loss,
-                                 f"{rng.topic}-{rng.partition} has no records at offset {position} "
-                                 f"(high watermark {step.high_watermark}) although the range ends at "
-                                 f"{rng.end}; offsets [{position}, {rng.end}) are missing.")
+                _stalled(options, rng, fetcher, step, position)
                 return
             if step.truncated:
                 fetcher.max_bytes = min(fetcher.max_bytes * 2, 1 << 30)

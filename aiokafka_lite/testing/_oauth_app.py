@@ -71,7 +71,12 @@ class _Request(OAuth2Request):
 def make_app(clients: Mapping[str, Mapping[str, Any]], issuer: str) -> Callable[..., Iterable[bytes]]:
     registry = {cid: _Client(cid, spec) for cid, spec in clients.items()}
     signing = KeySet([RSAKey.generate_key(2048, parameters={"kid": "k1", "use": "sig", "alg": "RS256"})])
-    public_jwks = signing.as_dict(private=False)
+    return _wsgi(_server(registry, issuer, signing), issuer, signing.as_dict(private=False))
+
+
+def _server(registry: Mapping[str, _Client], issuer: str, signing: KeySet) -> Any:
+    """authlib's token endpoint: client credentials and JWT bearer grants, RS256 tokens signed by
+    ``signing``."""
 
     class Generator(JWTBearerTokenGenerator):
         def get_jwks(self) -> Any:
@@ -120,6 +125,11 @@ def make_app(clients: Mapping[str, Mapping[str, Any]], issuer: str) -> Callable[
     server.register_token_generator("default", generator)
     server.register_grant(ClientCredentialsGrant)
     server.register_grant(JwtBearer)
+    return server
+
+
+def _wsgi(server: Any, issuer: str, public_jwks: Any) -> Callable[..., Iterable[bytes]]:
+    """The WSGI app: ``/jwks`` (the public keys) and ``POST /token``."""
 
     def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "/")

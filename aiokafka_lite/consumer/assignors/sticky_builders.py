@@ -97,106 +97,134 @@ def constrained_assign(
 
     Returns the assignment and the partitions changing owner (what cooperative-sticky withholds).
     """
-    total = sum(len(ps) for ps in ppt.values())
-    n = len(owned)
-    min_q, max_q = total // n, -(-total // n)
-    expected_over = total % n
-    over = 0
-    assignment: dict[str, list[TopicPartition]] = {c: [] for c in owned}
-    assigned: set[TopicPartition] = set()
-    maybe_revoked: dict[TopicPartition, str] = {}
-    transferring: dict[TopicPartition, str] = {}
-    under: list[str] = []  # members below min_q
-    exact: list[str] = []  # members at min_q that may still take one more
-
-    for consumer, parts in owned.items():
-        kept = []
-        for tp in parts:
-            if rack.mismatch(consumer, tp):
-                maybe_revoked[tp] = consumer
-            else:
-                kept.append(tp)
-        kept.sort(key=lambda tp: (tp.partition, tp.topic))
-        kept = [tp for tp in kept if tp not in multiply_claimed]
-        if len(kept) < min_q:
-            keep = kept
-            under.append(consumer)
-        elif len(kept) >= max_q and over < expected_over:
-            over += 1
-            if over == expected_over:
-                exact.clear()
-            keep = kept[:max_q]
-        else:
-            keep = kept[:min_q]
-            if over < expected_over:
-                exact.append(consumer)
-        assignment[consumer].extend(keep)
-        assigned.update(keep)
-        for tp in kept[len(keep):]:
-            maybe_revoked[tp] = consumer
-
-    def give(tp: TopicPartition, consumer: str) -> int:
-        assignment[consumer].append(tp)
-        if (maybe_revoked.get(tp, consumer) != consumer) or tp in multiply_claimed:
-            transferring[tp] = consumer
-        return len(assignment[consumer])
-
+    c = _Constrained(ppt, rack, owned, multiply_claimed)
+    assigned = c.keep_owned(owned)
     unassigned = [tp for tp in _all_partitions(ppt, sorted(ppt)) if tp not in assigned]
-    under.sort()
-    exact.sort()
+    c.under.sort()
+    c.exact.sort()
     unassigned = rack.sort_by_consumers_near(unassigned)
-
     if rack.consumer_racks:  # round robin within racks first
+        unassigned = c.within_racks(unassigned)
+    c.fill(unassigned)
+    return c.assignment, c.transferring
+
+
+class _Constrained:
+    """The state of :func:`constrained_assign`, in Java's variables: members below the minimum quota
+    (``under``), members at it that may take one more (``exact``), and how many are over it."""
+
+    def __init__(self, ppt: Mapping[str, Sequence[int]], rack: RackInfo,
+                 owned: Mapping[str, list[TopicPartition]], multiply_claimed: set[TopicPartition]) -> None:
+        total = sum(len(ps) for ps in ppt.values())
+        n = len(owned)
+        self.rack = rack
+        self.multiply_claimed = multiply_claimed
+        self.min_q, self.max_q = total // n, -(-total // n)
+        self.expected_over = total % n
+        self.over = 0
+        self.assignment: dict[str, list[TopicPartition]] = {c: [] for c in owned}
+        self.maybe_revoked: dict[TopicPartition, str] = {}
+        self.transferring: dict[TopicPartition, str] = {}
+        self.under: list[str] = []  # members below min_q
+        self.exact: list[str] = []  # members at min_q that may still take one more
+
+    def keep_owned(self, owned: Mapping[str, list[TopicPartition]]) -> set[TopicPartition]:
+        """Each member keeps what it owns up to its quota (and in its rack); returns what is kept."""
+        assigned: set[TopicPartition] = set()
+        for consumer, parts in owned.items():
+            kept = []
+            for tp in parts:
+                if self.rack.mismatch(consumer, tp):
+                    self.maybe_revoked[tp] = consumer
+                else:
+                    kept.append(tp)
+            kept.sort(key=lambda tp: (tp.partition, tp.topic))
+            kept = [tp for tp in kept if tp not in self.multiply_claimed]
+            if len(kept) < self.min_q:
+                keep = kept
+                self.under.append(consumer)
+            elif len(kept) >= self.max_q and self.over < self.expected_over:
+                self.over += 1
+                if self.over == self.expected_over:
+                    self.exact.clear()
+                keep = kept[:self.max_q]
+            else:
+                keep = kept[:self.min_q]
+                if self.over < self.expected_over:
+                    self.exact.append(consumer)
+            self.assignment[consumer].extend(keep)
+            assigned.update(keep)
+            for tp in kept[len(keep):]:
+                self.maybe_revoked[tp] = consumer
+        return assigned
+
+    def give(self, tp: TopicPartition, consumer: str) -> int:
+        self.assignment[consumer].append(tp)
+        if (self.maybe_revoked.get(tp, consumer) != consumer) or tp in self.multiply_claimed:
+            self.transferring[tp] = consumer
+        return len(self.assignment[consumer])
+
+    def _near_exact(self, tp: TopicPartition) -> str | None:
+        """A member at its minimum quota in ``tp``'s rack, which then goes over it."""
+        first = self.rack.next_near(tp, self.exact, 0)
+        if first < 0:
+            return None
+        chosen = self.exact[first]
+        if len(self.assignment[chosen]) + 1 == self.max_q:
+            del self.exact[first]
+            self.over += 1
+            if self.over == self.expected_over:
+                self.exact.clear()
+        return chosen
+
+    def within_racks(self, unassigned: list[TopicPartition]) -> list[TopicPartition]:
+        """Round robin of partitions over members in their racks; returns the partitions left."""
         next_index = 0
         rest = []
         for tp in unassigned:
             chosen = None
-            index = rack.next_near(tp, under, next_index)
+            index = self.rack.next_near(tp, self.under, next_index)
             if index >= 0:
-                chosen = under[index]
-                count = len(assignment[chosen]) + 1
-                if count >= min_q:
-                    under.remove(chosen)
-                    if count < max_q and over < expected_over:
-                        exact.append(chosen)
+                chosen = self.under[index]
+                count = len(self.assignment[chosen]) + 1
+                if count >= self.min_q:
+                    self.under.remove(chosen)
+                    if count < self.max_q and self.over < self.expected_over:
+                        self.exact.append(chosen)
                 else:
                     index += 1
-                next_index = index % len(under) if under else 0
-            elif exact:
-                first = rack.next_near(tp, exact, 0)
-                if first >= 0:
-                    chosen = exact[first]
-                    if len(assignment[chosen]) + 1 == max_q:
-                        del exact[first]
-                        over += 1
-                        if over == expected_over:
-                            exact.clear()
+                next_index = index % len(self.under) if self.under else 0
+            elif self.exact:
+                chosen = self._near_exact(tp)
             if chosen is None:
                 rest.append(tp)
             else:
-                give(tp, chosen)
-        unassigned = rest
+                self.give(tp, chosen)
+        return rest
 
-    pos = 0  # Java walks ``under`` with an iterator, restarting it when it runs out
-    for tp in unassigned:
-        from_under = True
-        if pos < len(under):
-            chosen = under[pos]
-            pos += 1
-        elif not under and not exact:
-            raise AssertionError(f"sticky assignor: no member left for {tp}")  # Java: IllegalStateException
-        elif not under:
-            chosen, from_under = exact.pop(0), False
-        else:
-            chosen, pos = under[0], 1
-        count = give(tp, chosen)
-        if count == min_q and from_under:
-            pos -= 1
-            del under[pos]
-            exact.append(chosen)
-        elif count == max_q:
-            over += 1
-    return assignment, transferring
+    def fill(self, unassigned: list[TopicPartition]) -> None:
+        """The rest, to members below their quota first, as Java walks them."""
+        under, exact = self.under, self.exact
+        pos = 0  # Java walks ``under`` with an iterator, restarting it when it runs out
+        for tp in unassigned:
+            from_under = True
+            if pos < len(under):
+                chosen = under[pos]
+                pos += 1
+            elif not under and not exact:
+                # Java: IllegalStateException
+                raise AssertionError(f"sticky assignor: no member left for {tp}")
+            elif not under:
+                chosen, from_under = exact.pop(0), False
+            else:
+                chosen, pos = under[0], 1
+            count = self.give(tp, chosen)
+            if count == self.min_q and from_under:
+                pos -= 1
+                del under[pos]
+                exact.append(chosen)
+            elif count == self.max_q:
+                self.over += 1
 
 
 class _Movements:
@@ -332,24 +360,27 @@ def _score(assignment: Mapping[str, list[TopicPartition]]) -> int:
     return sum(abs(a - b) for i, a in enumerate(sizes) for b in sizes[i + 1:])
 
 
-def general_assign(
-    ppt: Mapping[str, Sequence[int]], rack: RackInfo, owned: dict[str, list[TopicPartition]],
-    topics: Mapping[str, Sequence[str]], generations: Mapping[str, tuple[list[TopicPartition], int]],
-) -> dict[str, list[TopicPartition]]:
-    """Subscriptions differ. ``owned``: resolved current owners; ``topics``: each member's subscription
-    (in Java's HashMap order); ``generations``: each member's claimed partitions and generation (-1: none)."""
-    g = _General(ppt, rack, owned, topics)
+def _previous_owners(topics: Mapping[str, Sequence[str]],
+                     generations: Mapping[str, tuple[list[TopicPartition], int]]
+                     ) -> dict[TopicPartition, str]:
+    """Partitions last owned in an older generation than the newest, by that owner: moved back if it
+    helps balance."""
     max_gen = max((gen for _, gen in generations.values()), default=-1)
     prev: dict[TopicPartition, tuple[str, int]] = {}
-    for consumer in topics:  # partitions last owned in an older generation, to move back if it helps
+    for consumer in topics:
         parts, gen = generations[consumer]
         if gen >= max_gen:
             continue
         for tp in parts:
             if tp not in prev or gen > prev[tp][1]:
                 prev[tp] = (consumer, gen)
-    prev_owner = {tp: c for tp, (c, _) in prev.items()}
+    return {tp: c for tp, (c, _) in prev.items()}
 
+
+def _keep_valid(g: _General, rack: RackInfo, topics: Mapping[str, Sequence[str]]
+                ) -> tuple[set[TopicPartition], bool]:
+    """Each member keeps what it owns of topics it still subscribes to (in its rack); partitions that
+    no longer exist are forgotten. Returns what is kept, and whether anything must be revoked."""
     assigned: set[TopicPartition] = set()
     revocation_required = False
     for consumer, parts in g.current.items():
@@ -363,6 +394,18 @@ def general_assign(
                 kept.append(tp)
                 assigned.add(tp)
         g.current[consumer] = kept
+    return assigned, revocation_required
+
+
+def general_assign(
+    ppt: Mapping[str, Sequence[int]], rack: RackInfo, owned: dict[str, list[TopicPartition]],
+    topics: Mapping[str, Sequence[str]], generations: Mapping[str, tuple[list[TopicPartition], int]],
+) -> dict[str, list[TopicPartition]]:
+    """Subscriptions differ. ``owned``: resolved current owners; ``topics``: each member's subscription
+    (in Java's HashMap order); ``generations``: each member's claimed partitions and generation (-1: none)."""
+    g = _General(ppt, rack, owned, topics)
+    prev_owner = _previous_owners(topics, generations)
+    assigned, revocation_required = _keep_valid(g, rack, topics)
     unassigned = [tp for tp in g.sorted_all if tp not in assigned]
 
     initializing = not g.current[g.by_size()[-1]]
