@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..errors import AuthenticationFailedError, KafkaConnectionError, KafkaError, ProtocolError
 from ..protocol import REQUEST_CLASSES
 
-__all__ = ["api_name", "closed_error", "request_error"]
+__all__ = ["api_name", "bad_frame_size", "closed_error", "request_error"]
 
 
 def api_name(api_key: int) -> str:
@@ -20,6 +20,14 @@ def api_name(api_key: int) -> str:
 
 def _detail(reason: BaseException) -> str:
     return str(reason.args[0]) if isinstance(reason, KafkaError) and reason.args else str(reason)
+
+
+def bad_frame_size(conn: str, size: int, max_frame: int) -> str:
+    """What a response frame of a size no Kafka broker sends says about the peer."""
+    if size < 4:
+        return f"{conn} sent a response frame of impossible size {size}"
+    return (f"{conn} sent a response frame of {size} bytes, more than receive_message_max_bytes "
+            f"({max_frame}); is this a Kafka broker?")
 
 
 def request_error(reason: BaseException | None, what: str) -> KafkaError:

@@ -32,7 +32,7 @@ from ..errors import (
 from ..protocol import decode_response, encode_request
 from . import debuglog
 from ._timeout import run_with_timeout
-from .conn_errors import api_name, closed_error, request_error
+from .conn_errors import api_name, bad_frame_size, closed_error, request_error
 from .framing import FrameReader, FrameSizeError
 from .reauth import Reauthenticator
 from .settings import ConnectionSettings, choose_version
@@ -284,15 +284,7 @@ class BrokerConnection(asyncio.Protocol):
         try:
             self._rx.feed(data, self._on_frame)
         except FrameSizeError as exc:
-            self._protocol_error(self._bad_size_message(exc.size))
-
-    def _bad_size_message(self, size: int) -> str:
-        if size < 4:
-            return f"{self} sent a response frame of impossible size {size}"
-        return (
-            f"{self} sent a response frame of {size} bytes, more than receive_message_max_bytes "
-            f"({self._max_frame}); is this a Kafka broker?"
-        )
+            self._protocol_error(bad_frame_size(str(self), exc.size, self._max_frame))
 
     def _on_frame(self, frame: memoryview) -> None:
         corr = _unpack_int32(frame, 0)[0]
@@ -595,18 +587,13 @@ class BrokerConnection(asyncio.Protocol):
         inflight, self._inflight = self._inflight, collections.deque()
         for corr, fut, api_key, version, _deadline, _sent in inflight:
             if not fut.done():
-                fut.set_exception(self._request_error(reason, api_key, version, corr))
+                what = f"{api_name(api_key)} v{version} request (correlation id {corr}) to {self} failed"
+                fut.set_exception(request_error(reason, what))
         waiters, self._slot_waiters = self._slot_waiters, collections.deque()
         drains, self._drain_waiters = self._drain_waiters, []
         for fut in (*waiters, *drains):
             if not fut.done():
                 fut.set_exception(self._closed_error())
-
-    def _request_error(
-        self, reason: BaseException | None, api_key: int, version: int, corr: int
-    ) -> KafkaError:
-        what = f"{api_name(api_key)} v{version} request (correlation id {corr}) to {self} failed"
-        return request_error(reason, what)
 
     def _closed_error(self) -> KafkaError:
         return closed_error(self.close_reason, f"connection to {self} is closed")

@@ -9,9 +9,8 @@ ProduceRequest per broker; then sleep until the next batch lingers out or someon
 full batch, a response, a flush, a connection coming up).
 
 Responses complete batches; a multi-record batch refused as too large is split in two (split.py);
-retriable failures go back to the head of their queue after
-``retry_backoff_ms`` (and invalidate metadata where the error says the leader moved); everything else
-fails the batch. If the task itself dies, :meth:`Producer.send` raises the cause and every pending
+retriable failures go back to the head of their queue after ``retry_backoff_ms`` (and invalidate
+metadata where the error says the leader moved); everything else fails the batch. If the task itself dies, :meth:`Producer.send` raises the cause and every pending
 record fails with it -- nothing is lost silently.
 """
 
@@ -54,10 +53,8 @@ log = logging.getLogger("aiokafka_lite.producer")
 #: Produce v13 names topics by id only; v12 is the newest that takes names (and all we need).
 PRODUCE_MAX_VERSION = 12
 
-_OOS = OutOfOrderSequenceNumberError.errno
-_UNKNOWN_PID = UnknownProducerIdError.errno
-_BAD_EPOCH = InvalidProducerEpochError.errno
-_FENCED = ProducerFenced.errno
+#: Refusals of the producer's state (idempotence.py decides what each means).
+_STATE_REFUSALS = (OutOfOrderSequenceNumberError, UnknownProducerIdError, InvalidProducerEpochError)
 
 
 def _set_none(fut: asyncio.Future[None]) -> None:
@@ -527,7 +524,8 @@ class Sender:
             acc.muted.discard(batch.tp)
         batch.last_error = error
         expired = now - batch.created >= acc.delivery_timeout
-        if code == _FENCED or (code == _BAD_EPOCH and self.txn is not None):
+        if isinstance(error, ProducerFenced) or (isinstance(error, InvalidProducerEpochError)
+                                                 and self.txn is not None):
             fenced = ProducerFenced(f"another producer with the same transactional_id took over: {error}")
             self._fail(batch, fenced)
             self._fatal(fenced)
@@ -536,11 +534,12 @@ class Sender:
             self._split(batch)
             return
         idem = self.idem
-        if idem is not None and code in (_OOS, _UNKNOWN_PID, _BAD_EPOCH):
+        if idem is not None and isinstance(error, _STATE_REFUSALS):
             if self.txn is not None:
                 self._fail(batch, error)  # the transaction must be aborted; abort bumps the epoch
                 return
-            decision, error = idem.refused(batch, error, unknown_pid=code != _OOS)
+            oos = isinstance(error, OutOfOrderSequenceNumberError)
+            decision, error = idem.refused(batch, error, unknown_pid=not oos)
             if decision == Decision.FAIL:
                 log.error("%s", error)
                 self._fail(batch, error)
