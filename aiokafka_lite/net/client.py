@@ -38,7 +38,8 @@ from ._timeout import run_with_timeout
 from .connection import BrokerConnection
 from .coordinator import lookup_coordinator
 from .metadata import ClusterMetadata
-from .pool import ConnectionPool, ExponentialBackoff, PoolKey, describe_key
+from .metadata_source import MetadataSource
+from .pool import ConnectionPool, ExponentialBackoff, PoolKey
 from .settings import ConnectionSettings, choose_version
 
 __all__ = ["KafkaClient", "MetadataListener"]
@@ -120,13 +121,11 @@ class KafkaClient:
         self._md_warning = RateLimitedWarning(log)  # a broker down fails every retry: warn, then rarely
         #: The last error of a background metadata update (None after a success).
         self.last_metadata_error: BaseException | None = None
-        strategy = getattr(config, "metadata_recovery_strategy", "rebootstrap")
-        self._rebootstrap_enabled = strategy == "rebootstrap"
-        trigger_ms = getattr(config, "metadata_recovery_rebootstrap_trigger_ms", 300000)
-        self._rebootstrap_trigger = trigger_ms / 1000
-        self._rebootstrap_required = False
-        #: How many times the client went back to ``bootstrap_servers`` after starting.
-        self.rebootstraps = 0
+        self._source = MetadataSource(
+            self._pool, self.cluster, self._bootstrap_servers,
+            rebootstrap=getattr(config, "metadata_recovery_strategy", "rebootstrap") == "rebootstrap",
+            trigger_s=getattr(config, "metadata_recovery_rebootstrap_trigger_ms", 300000) / 1000,
+            request=self._metadata_request, apply=self._apply_metadata, warning=self._md_warning)
         self._started = False
         self._closed = False
         self._fatal: BaseException | None = None
@@ -140,7 +139,7 @@ class KafkaClient:
         if self._started:
             return
         self._md_wakeup = asyncio.Event()
-        await self._bootstrap()
+        await self._source.bootstrap(self._requested_topics())
         self._started = True
         self._md_task = asyncio.ensure_future(self._metadata_loop())
         self._md_task.add_done_callback(self._metadata_task_done)
@@ -444,6 +443,11 @@ class KafkaClient:
 
     # -- metadata internals -----------------------------------------------------------------------
 
+    @property
+    def rebootstraps(self) -> int:
+        """How many times the client went back to ``bootstrap_servers`` after starting."""
+        return self._source.rebootstraps
+
     def _metadata_request(self, conn: BrokerConnection, topics: frozenset[str] | None) -> tuple[Any, int]:
         version = conn.version_for(MetadataRequest, self._cap(MetadataRequest.API_KEY, None))
         wanted: list[MetadataRequestTopic] | None
@@ -457,120 +461,8 @@ class KafkaClient:
             request = MetadataRequest(topics=wanted)
         return request, version
 
-    async def _fetch_metadata(self, conn: BrokerConnection, topics: frozenset[str] | None) -> Any:
-        request, version = self._metadata_request(conn, topics)
-        return await conn.send(request, version)
-
     def _requested_topics(self) -> frozenset[str] | None:
         return None if self._all_topics else frozenset(self._topics)
-
-    async def _bootstrap(self) -> None:
-        topics = self._requested_topics()
-        errors: list[str] = []
-        for host, port in self._bootstrap_servers:
-            key = (host, port)
-            try:
-                conn = await self._pool.connect(key)
-                response = await self._fetch_metadata(conn, topics)
-            except (AuthenticationFailedError, UnsupportedVersionError, ConfigError):
-                self._pool.close_key(key)
-                raise  # not something another bootstrap server would answer differently
-            except KafkaError as exc:
-                self._pool.close_key(key)
-                errors.append(f"{type(exc).__name__}: {exc.args[0] if exc.args else exc}")
-                continue
-            self._pool.close_key(key)
-            self._apply_metadata(response)
-            return
-        tried = ", ".join(f"{h}:{p}" for h, p in self._bootstrap_servers)
-        raise KafkaConnectionError(f"could not bootstrap from {tried}: {'; '.join(errors)}")
-
-    def _metadata_candidates(self) -> list[PoolKey]:
-        """Known brokers, connected ones first (least loaded first), then the rest by backoff."""
-        pool = self._pool
-        ready = sorted(
-            (k for k in pool.ready_keys() if isinstance(k, int) and self.cluster.broker(k)),
-            key=pool.in_flight,
-        )
-        others: list[PoolKey] = [b.node_id for b in self.cluster.brokers() if b.node_id not in ready]
-        random.shuffle(others)
-        others.sort(key=pool.connection_delay)
-        return [*ready, *others]
-
-    def _rebootstrap_reason(self) -> str | None:
-        """Why the next update must skip the known brokers and go to the bootstrap servers, if so."""
-        if not self._rebootstrap_enabled:
-            return None
-        if self._rebootstrap_required:
-            return "a broker answered REBOOTSTRAP_REQUIRED"
-        stale = time.monotonic() - self.cluster.last_update
-        if self.cluster.version and stale >= self._rebootstrap_trigger:
-            return f"no metadata update succeeded for {stale * 1000:.0f} ms"
-        return None
-
-    async def _try_metadata(
-        self, candidates: list[PoolKey], topics: frozenset[str] | None, errors: list[str], final: bool
-    ) -> tuple[bool, bool]:
-        """Ask each candidate in turn; returns (answered, reached any: it answered or timed out).
-
-        Only the last candidate of the ``final`` pass waits out its reconnect backoff. A
-        REBOOTSTRAP_REQUIRED answer ends the pass when rebootstrapping is allowed.
-        """
-        reached = False
-        for index, key in enumerate(candidates):
-            last = final and index == len(candidates) - 1
-            try:
-                conn = await self._pool.connect(key, wait_backoff=last and not errors)
-                response = await self._fetch_metadata(conn, topics)
-                self._apply_metadata(response)
-            except NodeNotReadyError as exc:
-                errors.append(str(exc))
-                continue
-            except (AuthenticationFailedError, UnsupportedVersionError, ConfigError):
-                raise
-            except KafkaError as exc:
-                errors.append(f"{describe_key(key)}: {exc}")
-                # A broker that answered, or held a live connection until the timeout, is reachable.
-                reached = reached or not isinstance(exc, KafkaConnectionError)
-                if exc.rebootstrap and isinstance(key, int) and self._rebootstrap_enabled:
-                    self._rebootstrap_required = True
-                    return False, reached
-                continue
-            finally:
-                if not isinstance(key, int):
-                    self._pool.close_key(key)
-            return True, reached
-        return False, reached
-
-    async def _update_metadata(self, topics: frozenset[str] | None) -> None:
-        errors: list[str] = []
-        known = self._metadata_candidates()
-        reason = self._rebootstrap_reason()
-        if reason is None:
-            can_rebootstrap = self._rebootstrap_enabled or not known
-            answered, reached = await self._try_metadata(known, topics, errors, final=not can_rebootstrap)
-            if answered:
-                return
-            reason = self._rebootstrap_reason()
-            if reason is None and can_rebootstrap and (not reached or not known):
-                reason = "no known broker could be reached" if known else "no broker is known"
-            if reason is None:
-                raise KafkaConnectionError(
-                    f"metadata update failed, no broker answered: {'; '.join(errors)}"
-                )
-        # Rebootstrap (KIP-899 / KIP-1102): the bootstrap names are resolved again on connect,
-        # and whatever cluster answers there replaces the one we knew.
-        tried = ", ".join(f"{h}:{p}" for h, p in self._bootstrap_servers)
-        self._md_warning.warn("rebootstrap", "rebootstrapping from %s: %s", tried, reason)
-        answered, _ = await self._try_metadata(list(self._bootstrap_servers), topics, errors, final=True)
-        if not answered:
-            raise KafkaConnectionError(
-                f"metadata update failed ({reason}; rebootstrap from {tried} failed too): "
-                f"{'; '.join(errors)}"
-            )
-        self._rebootstrap_required = False
-        self.rebootstraps += 1
-        log.info("rebootstrapped from %s (%s): %r", tried, reason, self.cluster)
 
     def _apply_metadata(self, response: Any) -> None:
         code = getattr(response, "error_code", 0)
@@ -613,7 +505,7 @@ class KafkaClient:
             topics = self._requested_topics()
             self._md_current = (fut, topics)
             try:
-                await self._update_metadata(topics)
+                await self._source.update(topics)
             except asyncio.CancelledError:
                 fut.cancel()
                 raise
