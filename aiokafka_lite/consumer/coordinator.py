@@ -24,29 +24,27 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import errors as Errors
-from ..protocol.messages.describe_groups import DescribeGroupsRequest
 from ..protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from ..protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity
 from ..protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 from ..structs import TopicPartition
 from . import cluster_view as cv
-from .assignors import Assignor, GroupMember, RebalanceProtocol, rebalance_protocol
+from .assignors import Assignor, RebalanceProtocol, rebalance_protocol
 from .committer import Committer
 from .group_protocol import (
+    PROTOCOL_TYPE,
     Assignment,
     Subscription,
     decode_assignment,
-    decode_subscription,
-    encode_assignment,
     encode_subscription,
 )
 from .heartbeat import heartbeat_loop
+from .leader_assign import explain_inconsistent, leader_assign
 from .metrics import ConsumerMetrics
 from .subscription import SubscriptionState, SubscriptionType
 
 log = logging.getLogger(__name__)
 
-PROTOCOL_TYPE = "consumer"
 _FATAL_JOIN_ERRORS = frozenset({
     Errors.InconsistentGroupProtocolError.errno, Errors.InvalidSessionTimeoutError.errno,
     Errors.InvalidGroupIdError.errno, Errors.GroupAuthorizationFailedError.errno,
@@ -382,20 +380,6 @@ class GroupCoordinator:
         if inspect.isawaitable(result):
             await result
 
-    def _partition_racks(self, partitions: dict[str, list[int]]) -> dict[str, dict[int, frozenset[str]]]:
-        """Racks of each partition's replicas, from cluster metadata (brokers without a rack are left out)."""
-        cluster = self._client.cluster
-        out: dict[str, dict[int, frozenset[str]]] = {}
-        for t, ps in partitions.items():
-            racks: dict[int, frozenset[str]] = {}
-            for p in ps:
-                info = cluster.partition_info(TopicPartition(t, p))
-                replicas = info.replicas if info is not None else ()
-                brokers = (cluster.broker(n) for n in replicas)
-                racks[p] = frozenset(b.rack for b in brokers if b is not None and b.rack)
-            out[t] = racks
-        return out
-
     # -- join / sync -------------------------------------------------------------------------------------
     def _own_subscription(self, assignor: Assignor) -> bytes:
         topics = sorted(self._subs.subscription)
@@ -444,7 +428,9 @@ class GroupCoordinator:
         self.leader_id = resp.leader
         assignments: dict[str, bytes] = {}
         if resp.leader == resp.member_id and not getattr(resp, "skip_assignment", False):
-            assignments = await self._assign(resp.protocol_name or "", resp.members)
+            assignments, self._assignment_snapshot = await leader_assign(
+                self._client, self.group_id, self.assignors, self._subs, resp.protocol_name or "",
+                resp.members, self._request_timeout)
         sync = SyncGroupRequest(
             group_id=self.group_id, generation_id=self.generation, member_id=self.member_id,
             group_instance_id=self.group_instance_id, protocol_type=PROTOCOL_TYPE,
@@ -499,65 +485,12 @@ class GroupCoordinator:
             await asyncio.sleep(self._retry_backoff)
             raise _Rejoin()
         if code == Errors.InconsistentGroupProtocolError.errno:
-            raise Errors.InconsistentGroupProtocolError(await self._explain_inconsistent(what))
+            raise Errors.InconsistentGroupProtocolError(await explain_inconsistent(
+                self._client, lambda: self.ensure_coordinator(time.monotonic() + self._request_timeout),
+                self.group_id, [a.name for a in self.assignors], what, self._request_timeout))
         if code == Errors.FencedInstanceIdError.errno or code in _FATAL_JOIN_ERRORS:
             raise exc
         raise exc
-
-    async def _explain_inconsistent(self, what: str) -> str:
-        """INCONSISTENT_GROUP_PROTOCOL names nothing: say what we offered, ask the group what it runs
-        (DescribeGroups, best effort) and point at the setting that fixes it."""
-        offered = [a.name for a in self.assignors]
-        uses = "assignors none of which we offered"
-        try:
-            node = await self.ensure_coordinator(time.monotonic() + self._request_timeout)
-            version = await cv.api_version(self._client, node, DescribeGroupsRequest)
-            resp = await asyncio.wait_for(
-                cv.send(self._client, node, DescribeGroupsRequest(groups=[self.group_id]), version),
-                self._request_timeout)
-            g = resp.groups[0]
-            if not g.error_code and g.protocol_type and g.protocol_type != PROTOCOL_TYPE:
-                uses = f"protocol type {g.protocol_type!r} (not a consumer group)"
-            elif not g.error_code and g.protocol_data:
-                uses = f"assignor {g.protocol_data!r} ({len(g.members)} member(s), state {g.group_state})"
-        except (Errors.KafkaError, asyncio.TimeoutError, IndexError) as exc:  # the error must still come out
-            log.debug("group %r: DescribeGroups after INCONSISTENT_GROUP_PROTOCOL failed: %r",
-                      self.group_id, exc)
-        return (f"{what} in group {self.group_id!r}: the group refused our assignors {offered} because its "
-                f"members use {uses}; set partition_assignment_strategy to a list that shares one with them "
-                f"(aiokafka offers 'roundrobin', librdkafka 'range,roundrobin', the Java client "
-                f"'range,cooperative-sticky'; our default offers all three)")
-
-    async def _assign(self, protocol_name: str, members: list[Any]) -> dict[str, bytes]:
-        """Leader: decode every member's subscription, refresh metadata, run the chosen assignor."""
-        assignor = next((a for a in self.assignors if a.name == protocol_name), None)
-        if assignor is None:
-            raise Errors.IllegalStateError(f"the group chose assignor {protocol_name!r}, which we lack")
-        group: dict[str, GroupMember] = {}
-        for m in members:
-            try:
-                sub = decode_subscription(m.metadata)
-            except Errors.ProtocolError as exc:
-                log.warning("group %r: member %s sent an undecodable subscription (%s); it gets nothing",
-                            self.group_id, m.member_id, exc)
-                sub = Subscription([])
-            group[m.member_id] = GroupMember(m.member_id, sub, m.group_instance_id)
-        topics = {t for gm in group.values() for t in gm.subscription.topics}
-        self._subs.group_subscription = set(topics) | set(self._subs.subscription)
-        try:
-            await cv.refresh_metadata(self._client, topics, self._request_timeout)
-        except Errors.KafkaError as exc:
-            log.warning("group %r: metadata refresh before assigning failed: %s", self.group_id, exc)
-        partitions = {t: sorted(ps) for t in topics if (ps := cv.partitions_for(self._client, t))}
-        self._assignment_snapshot = {t: len(ps) for t, ps in partitions.items()}
-        if getattr(assignor, "rack_aware", False):
-            rack_assign: Any = assignor.assign  # the built-in assignors take the replicas' racks too
-            result = rack_assign(partitions, group, partition_racks=self._partition_racks(partitions))
-        else:
-            result = assignor.assign(partitions, group)
-        log.info("group %r: leader assigned with %s: %s", self.group_id, protocol_name,
-                 {m: len(a.partitions) for m, a in result.items()})
-        return {m: encode_assignment(result.get(m, Assignment([]))) for m in group}
 
     # -- background: heartbeats and metadata checks -----------------------------------------------------
     def _heartbeat_due(self) -> bool:

@@ -22,6 +22,8 @@ from ..structs import TopicPartition
 
 #: The versions we write: v3 carries owned partitions, generation and rack, which cooperative rebalancing
 #: and the sticky assignors of Java and librdkafka read.
+#: The protocol type of consumer groups in JoinGroup and DescribeGroups.
+PROTOCOL_TYPE = "consumer"
 SUBSCRIPTION_VERSION = 3
 ASSIGNMENT_VERSION = 3
 
@@ -118,6 +120,7 @@ def decode_topic_partitions(reader: Reader) -> list[TopicPartition]:
 
 
 __all__ = [
+    "PROTOCOL_TYPE",
     "Assignment",
     "ProtocolError",
     "Reader",
