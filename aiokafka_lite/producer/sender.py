@@ -10,8 +10,8 @@ full batch, a response, a flush, a connection coming up).
 
 Responses complete batches; a multi-record batch refused as too large is split in two (split.py);
 retriable failures go back to the head of their queue after ``retry_backoff_ms`` (and invalidate
-metadata where the error says the leader moved); everything else fails the batch. If the task itself dies, :meth:`Producer.send` raises the cause and every pending
-record fails with it -- nothing is lost silently.
+metadata where the error says the leader moved); everything else fails the batch. If the task dies,
+:meth:`Producer.send` raises the cause and every pending record fails with it: none is lost silently.
 """
 
 from __future__ import annotations

@@ -17,13 +17,13 @@ from ._codec import (
     INT16,
     INT32,
     Buffer,
-    Reader,
     read_tag_count,
     read_tag_header,
     skip_tags,
     write_nullable_string,
 )
 from ._message import Data, Message
+from ._reader import Reader
 from .consumer_protocol import (
     decode_assignment,
     decode_subscription,

@@ -2,7 +2,7 @@
 
 The generated modules call the module-level ``read_*`` functions (``(data, pos) -> (value, new_pos)``) and
 ``write_*`` functions (append to a ``bytearray``) directly, because a function over a local ``pos`` is cheaper
-than a method on a reader object. :class:`Reader` wraps the same functions for hand-written code (records,
+than a method on a reader object. ``_reader.Reader`` wraps the same functions for hand-written code (records,
 SASL) that prefers a cursor. The generated classes' base (``Data``/``Message``) is in ``_message``.
 
 Every length is checked against the bytes that remain *before* anything is allocated, so a hostile 2 GB
@@ -11,7 +11,6 @@ prefix costs nothing; every failure is a :class:`~aiokafka_lite.errors.ProtocolE
 
 from __future__ import annotations
 
-import builtins
 import struct
 import uuid
 from collections.abc import Callable
@@ -31,7 +30,6 @@ __all__ = [
     "UINT32",
     "ZERO_UUID",
     "Buffer",
-    "Reader",
 ]
 
 Buffer = bytes | bytearray | memoryview
@@ -481,124 +479,3 @@ def skip_tags(data: Buffer, pos: int) -> int:
     for _ in range(n):
         _tag, pos, _start = read_tag_header(data, pos)
     return pos
-
-
-# ------------------------------------------------------------------------------------------------ Reader
-class Reader:
-    """A cursor over bytes for hand-written decoders; every read raises ProtocolError when input runs out."""
-
-    __slots__ = ("data", "pos")
-
-    def __init__(self, data: Buffer, pos: int = 0) -> None:
-        self.data = data
-        self.pos = pos
-
-    def remaining(self) -> int:
-        return len(self.data) - self.pos
-
-    def _fixed(self, st: Struct) -> Any:
-        pos = self.pos
-        if pos + st.size > len(self.data):
-            raise _truncated("integer", st.size, pos, self.data)
-        self.pos = pos + st.size
-        return st.unpack_from(self.data, pos)[0]
-
-    def int8(self) -> int:
-        return int(self._fixed(INT8))
-
-    def int16(self) -> int:
-        return int(self._fixed(INT16))
-
-    def int32(self) -> int:
-        return int(self._fixed(INT32))
-
-    def int64(self) -> int:
-        return int(self._fixed(INT64))
-
-    def uint16(self) -> int:
-        return int(self._fixed(UINT16))
-
-    def uint32(self) -> int:
-        return int(self._fixed(UINT32))
-
-    def float64(self) -> float:
-        return float(self._fixed(FLOAT64))
-
-    def bool(self) -> bool:
-        return int(self._fixed(INT8)) != 0
-
-    def _call(self, fn: Callable[[Buffer, int], tuple[Any, int]]) -> Any:
-        try:
-            value, self.pos = fn(self.data, self.pos)
-        except ProtocolError:
-            raise
-        except DECODE_ERRORS as exc:
-            raise ProtocolError(f"malformed input at offset {self.pos}: {exc}") from None
-        return value
-
-    def uvarint(self) -> int:
-        return int(self._call(read_uvarint))
-
-    def uvarlong(self) -> int:
-        return int(self._call(read_uvarlong))
-
-    def varint(self) -> int:
-        return int(self._call(read_varint))
-
-    def varlong(self) -> int:
-        return int(self._call(read_varlong))
-
-    def uuid(self) -> uuid.UUID:
-        value: uuid.UUID = self._call(read_uuid)
-        return value
-
-    def string(self) -> str:
-        return str(self._call(read_string))
-
-    def nullable_string(self) -> str | None:
-        value: str | None = self._call(read_nullable_string)
-        return value
-
-    def compact_string(self) -> str:
-        return str(self._call(read_compact_string))
-
-    def compact_nullable_string(self) -> str | None:
-        value: str | None = self._call(read_compact_nullable_string)
-        return value
-
-    def bytes(self) -> builtins.bytes:
-        value: builtins.bytes = self._call(read_bytes)
-        return value
-
-    def nullable_bytes(self) -> builtins.bytes | None:
-        value: builtins.bytes | None = self._call(read_nullable_bytes)
-        return value
-
-    def compact_bytes(self) -> builtins.bytes:
-        value: builtins.bytes = self._call(read_compact_bytes)
-        return value
-
-    def compact_nullable_bytes(self) -> builtins.bytes | None:
-        value: builtins.bytes | None = self._call(read_compact_nullable_bytes)
-        return value
-
-    def array_len(self) -> int:
-        """int32 element count, -1 for null; never more than the bytes left."""
-        return int(self._call(read_array_len))
-
-    def compact_array_len(self) -> int:
-        return int(self._call(read_compact_array_len))
-
-    def raw(self, size: int) -> memoryview:
-        """The next ``size`` bytes without copying."""
-        if size < 0:
-            raise ProtocolError(f"negative size {size}")
-        end = _slice_end(self.data, self.pos, size, "raw bytes")
-        view = memoryview(self.data)[self.pos : end]
-        self.pos = end
-        return view
-
-    def tagged_fields(self) -> list[tuple[int, builtins.bytes]]:
-        """A whole tagged-field section as raw ``(tag, value)`` pairs."""
-        fields: list[tuple[int, builtins.bytes]] | None = self._call(read_unknown_tags)
-        return fields or []

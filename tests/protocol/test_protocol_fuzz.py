@@ -23,7 +23,7 @@ from aiokafka_lite.protocol import (
     decode_subscription,
     peek_correlation_id,
 )
-from aiokafka_lite.protocol._codec import Reader
+from aiokafka_lite.protocol._reader import Reader
 from aiokafka_lite.protocol.messages.api_versions import ApiVersionsResponse
 from aiokafka_lite.protocol.messages.fetch import FetchResponse
 from aiokafka_lite.protocol.messages.metadata import MetadataResponse
