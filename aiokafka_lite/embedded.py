@@ -30,9 +30,9 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Literal
 
+from ._lifecycle import Lifecycle
 from ._probe import aprobe_api_versions, probe_api_versions
 from .errors import IllegalArgumentError, KafkaError
 
@@ -229,7 +229,7 @@ def _stop_all_at_exit() -> None:
             broker.stop(grace=2.0)
 
 
-class EmbeddedBroker:
+class EmbeddedBroker(Lifecycle):
     """One local broker process; a sync and async context manager.
 
     ``port=None`` picks a free loopback port (retrying if another process grabs it first).
@@ -485,29 +485,6 @@ class EmbeddedBroker:
         if self.log_path is not None and self.log_path.parent in self._owned_dirs:
             self.log_path = None
         self._owned_dirs.clear()
-
-    # -- context managers --------------------------------------------------------------------------
-
-    def __enter__(self) -> EmbeddedBroker:
-        if not self.running:
-            self.start()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> EmbeddedBroker:
-        if not self.running:
-            await self.astart()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.astop()
-
 
 def start_broker(
     kind: str = "tansu",

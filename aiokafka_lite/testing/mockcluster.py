@@ -30,9 +30,9 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Literal, NamedTuple
 
+from .._lifecycle import Lifecycle
 from ..embedded import read_tail, stop_pid
 from ..errors import BrokerResponseError, IllegalArgumentError, KafkaError
 
@@ -105,7 +105,7 @@ def _stop_all_at_exit() -> None:
             cluster.stop()
 
 
-class MockCluster:
+class MockCluster(Lifecycle):
     """A librdkafka mock cluster with ``brokers`` brokers (ids 1..N) in a child process.
 
     Use as ``with MockCluster(3) as mc:`` or ``async with MockCluster(3) as mc:``; then
@@ -215,26 +215,6 @@ class MockCluster:
 
     async def astop(self, grace: float = 3.0) -> int | None:
         return await asyncio.to_thread(self.stop, grace)
-
-    def __enter__(self) -> MockCluster:
-        if not self.running:
-            self.start()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> MockCluster:
-        if not self.running:
-            await self.astart()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.astop()
 
     # -- control channel -------------------------------------------------------------------------
 

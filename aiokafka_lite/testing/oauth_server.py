@@ -22,8 +22,9 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import Any
+
+from .._lifecycle import Lifecycle
 
 __all__ = ["OAuthServer", "make_rsa_key"]
 
@@ -46,7 +47,7 @@ def make_rsa_key(kind: str = "RSA") -> tuple[bytes, bytes]:
     return private, public
 
 
-class OAuthServer:
+class OAuthServer(Lifecycle):
     """The authorization server in a child process; ``clients`` maps client ids to
     ``{"secret": ..., "lifetime": seconds, "public_key": PEM text (jwt-bearer)}``.
 
@@ -103,16 +104,6 @@ class OAuthServer:
         if proc is not None and proc.stderr is not None:
             proc.stderr.close()
         self._dir.cleanup()
-
-    def __enter__(self) -> OAuthServer:
-        self.start()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
-
 
 def _serve(config_path: str, ready_path: str) -> None:  # pragma: no cover - runs in the child
     from ._oauth_app import make_app

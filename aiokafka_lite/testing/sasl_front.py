@@ -22,11 +22,11 @@ import struct
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from types import TracebackType
 from typing import Any
 
 from scramp import ScramException, ScramMechanism
 
+from .._lifecycle import Lifecycle
 from ..embedded import free_port
 from ..errors import ProtocolError
 from ..protocol import decode_request, encode_response
@@ -364,7 +364,7 @@ class SaslFront:
         return b"", True
 
 
-class SaslBroker:
+class SaslBroker(Lifecycle):
     """Tansu behind a :class:`SaslFront` (``tls=True``: behind a TLS terminator too, for SASL_SSL).
 
     The front runs on an event loop of its own in a daemon thread, so the broker can outlive any
@@ -430,21 +430,3 @@ class SaslBroker:
         if self.tls is not None:
             self.tls.stop()
         self.tansu.stop()
-
-    def __enter__(self) -> SaslBroker:
-        self.start()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> SaslBroker:
-        await asyncio.to_thread(self.start)
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await asyncio.to_thread(self.stop)

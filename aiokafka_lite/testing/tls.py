@@ -19,9 +19,9 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Literal
 
+from .._lifecycle import Lifecycle
 from ..embedded import find_broker_binary, free_port, probe_api_versions, read_tail, stop_pid
 from ..errors import KafkaError
 
@@ -319,7 +319,7 @@ class TansuProcess:
             shutil.rmtree(self._own_dir, ignore_errors=True)
 
 
-class TlsBroker:
+class TlsBroker(Lifecycle):
     """Tansu behind a TLS terminator: ``bootstrap`` is the TLS address; ``client_context()`` trusts it.
 
     ``upstream`` replaces Tansu as the terminator's target (e.g. a SASL front, for SASL_SSL); the
@@ -366,12 +366,3 @@ class TlsBroker:
         if self.tansu is not None:
             self.tansu.stop()
         shutil.rmtree(self.directory, ignore_errors=True)
-
-    def __enter__(self) -> TlsBroker:
-        self.start()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
