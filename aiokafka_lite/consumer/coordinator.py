@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import errors as Errors
+from ..protocol.messages.heartbeat import HeartbeatRequest
 from ..protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from ..protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity
 from ..protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
@@ -38,7 +39,7 @@ from .group_protocol import (
     decode_assignment,
     encode_subscription,
 )
-from .heartbeat import heartbeat_loop
+from .heartbeat import Heartbeat
 from .leader_assign import explain_inconsistent, leader_assign
 from .metrics import ConsumerMetrics
 from .subscription import SubscriptionState, SubscriptionType
@@ -70,7 +71,6 @@ class GroupCoordinator:
         self.group_instance_id: str | None = config.group_instance_id
         self._client_rack: str | None = getattr(config, "client_rack", None)
         self._session_timeout_ms: int = config.session_timeout_ms
-        self._heartbeat_interval = config.heartbeat_interval_ms / 1000.0
         self._max_poll_interval = config.max_poll_interval_ms / 1000.0
         self._rebalance_timeout_ms: int = config.rebalance_timeout_ms or config.max_poll_interval_ms
         self._retry_backoff = config.retry_backoff_ms / 1000.0
@@ -97,6 +97,7 @@ class GroupCoordinator:
         self._join_started = 0.0
         self._join_delay = 0.0
         self._heartbeat_task: asyncio.Task[None] | None = None
+        self._heartbeat = Heartbeat(self, client, config, metrics)
         self._metadata_task: asyncio.Task[None] | None = None
         self._auto_commit_task: asyncio.Task[None] | None = None
         self._leave_task: asyncio.Task[None] | None = None
@@ -115,7 +116,8 @@ class GroupCoordinator:
     def start(self) -> None:
         loop = asyncio.get_running_loop()
         if self._heartbeat_task is None:
-            self._heartbeat_task = loop.create_task(heartbeat_loop(self), name="aiokafka_lite-heartbeat")
+            self._heartbeat.start()
+            self._heartbeat_task = self._heartbeat.task
         if self._metadata_task is None:
             self._metadata_task = loop.create_task(self._metadata_loop(), name="aiokafka_lite-group-metadata")
 
@@ -169,6 +171,8 @@ class GroupCoordinator:
     def _fail(self, exc: BaseException) -> None:
         self._failure = exc
         self.wakeup.set()
+
+    fail = _fail  # for the heartbeat (HeartbeatHost)
 
     # -- coordinator discovery ---------------------------------------------------------------------------
     async def ensure_coordinator(self, deadline: float) -> int:
@@ -496,6 +500,24 @@ class GroupCoordinator:
     def _heartbeat_due(self) -> bool:
         return (self.generation >= 0 and self.member_id != "" and not self._closed
                 and (self._join_task is None or self._join_task.done()))
+
+    def heartbeat_request(self) -> HeartbeatRequest | None:
+        if not self._subs.partitions_auto_assigned or not self._heartbeat_due():
+            return None
+        return HeartbeatRequest(group_id=self.group_id, generation_id=self.generation,
+                                member_id=self.member_id, group_instance_id=self.group_instance_id)
+
+    def polled_at(self) -> float:
+        return self._last_poll
+
+    async def leave_after_poll_timeout(self) -> None:
+        await self._maybe_leave_group("consumer poll timeout has expired",
+                                      time.monotonic() + self._request_timeout)
+        self.generation = -1
+        if self.group_instance_id is None:
+            self.member_id = ""
+        self._lost |= self._subs.assigned_partitions()
+        self.request_rejoin("poll timeout expired")
 
     async def _maybe_leave_group(self, reason: str, deadline: float) -> None:
         # Static members keep their id across restarts; leaving would trigger the rebalance they avoid.

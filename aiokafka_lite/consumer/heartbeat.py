@@ -1,9 +1,13 @@
-"""The group heartbeat task: keeps the membership alive and notices when it ended.
+"""The classic group's heartbeat: keeps the membership alive and notices when it ended.
 
 It runs beside the application, so that long processing between two poll() calls does not cost the
 membership, and reports what it learns to the coordinator (rebalance started, generation over, fenced),
-which acts on it in the next poll(). When poll() has not been called for max_poll_interval_ms it leaves
-the group, as the Java client does, so a stuck application does not hold its partitions hostage.
+which acts on it in the next poll(). When poll() has not been called for max_poll_interval_ms it has the
+coordinator leave the group, as the Java client does, so a stuck application does not hold its
+partitions hostage.
+
+The coordinator owns the :class:`Heartbeat` and the membership state; the heartbeat reads and changes
+that state only through the :class:`HeartbeatHost` methods, never its attributes.
 """
 
 from __future__ import annotations
@@ -11,78 +15,111 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from .. import errors as Errors
 from ..protocol.messages.heartbeat import HeartbeatRequest
 from . import cluster_view as cv
-
-if TYPE_CHECKING:
-    from .coordinator import GroupCoordinator
+from .metrics import ConsumerMetrics
 
 log = logging.getLogger("aiokafka_lite.consumer.coordinator")
 
+__all__ = ["Heartbeat", "HeartbeatHost"]
 
 
-async def heartbeat_loop(m: GroupCoordinator) -> None:
-    """Heartbeat every heartbeat_interval_ms while a member; leave when poll() is overdue."""
-    try:
-        while not m._closed:
-            await asyncio.sleep(m._heartbeat_interval)
-            if not m._subs.partitions_auto_assigned or not m._heartbeat_due():
-                continue
-            if time.monotonic() - m._last_poll > m._max_poll_interval:
-                await _poll_timeout(m)
-                continue
-            await _heartbeat_once(m)
-    except asyncio.CancelledError:
-        raise
-    except BaseException as exc:
-        log.exception("group %r: heartbeat task failed", m.group_id)
-        m._fail(exc)
-        raise
+class HeartbeatHost(Protocol):
+    """What the heartbeat asks of the group coordinator."""
+
+    group_id: str
+
+    def heartbeat_request(self) -> HeartbeatRequest | None:
+        """The heartbeat to send now: None while not a member with a generation (joining, or closed)."""
+
+    def polled_at(self) -> float:
+        """time.monotonic() of the application's last poll()."""
+
+    async def ensure_coordinator(self, deadline: float) -> int: ...
+
+    def coordinator_dead(self, reason: BaseException) -> None: ...
+
+    def request_rejoin(self, reason: str) -> None: ...
+
+    def member_error(self, code: int) -> None: ...
+
+    def fail(self, exc: BaseException) -> None: ...
+
+    async def leave_after_poll_timeout(self) -> None:
+        """poll() is overdue by max_poll_interval_ms: leave and give up the partitions."""
 
 
-async def _heartbeat_once(m: GroupCoordinator) -> None:
-    try:
-        node = await m.ensure_coordinator(time.monotonic() + m._request_timeout)
-        req = HeartbeatRequest(group_id=m.group_id, generation_id=m.generation,
-                               member_id=m.member_id, group_instance_id=m.group_instance_id)
-        version = await cv.api_version(m._client, node, HeartbeatRequest)
-        resp = await cv.send(m._client, node, req, version)
-    except Errors.KafkaError as exc:
-        if exc.retriable or isinstance(exc, Errors.KafkaConnectionError):
-            m.coordinator_dead(exc)
+class Heartbeat:
+    """One task sending Heartbeat every heartbeat_interval_ms while the host is a member."""
+
+    def __init__(self, host: HeartbeatHost, client: Any, config: Any, metrics: ConsumerMetrics) -> None:
+        self._host = host
+        self._client = client
+        self._metrics = metrics
+        self._interval = config.heartbeat_interval_ms / 1000.0
+        self._max_poll_interval = config.max_poll_interval_ms / 1000.0
+        self._request_timeout = config.request_timeout_ms / 1000.0
+        self.task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self.task is None:
+            self.task = asyncio.get_running_loop().create_task(self._loop(), name="aiokafka_lite-heartbeat")
+
+    async def _loop(self) -> None:
+        host = self._host
+        try:
+            while True:
+                await asyncio.sleep(self._interval)
+                if host.heartbeat_request() is None:
+                    continue
+                if time.monotonic() - host.polled_at() > self._max_poll_interval:
+                    log.warning("group %r: poll() was not called for over %.0f s (max_poll_interval_ms); "
+                                "leaving the group so its partitions go to a live member", host.group_id,
+                                self._max_poll_interval)
+                    await host.leave_after_poll_timeout()
+                    continue
+                await self._once()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            log.exception("group %r: heartbeat task failed", host.group_id)
+            host.fail(exc)
+            raise
+
+    async def _once(self) -> None:
+        host = self._host
+        try:
+            node = await host.ensure_coordinator(time.monotonic() + self._request_timeout)
+            req = host.heartbeat_request()
+            if req is None:
+                return
+            version = await cv.api_version(self._client, node, HeartbeatRequest)
+            resp = await cv.send(self._client, node, req, version)
+        except Errors.KafkaError as exc:
+            if exc.retriable or isinstance(exc, Errors.KafkaConnectionError):
+                host.coordinator_dead(exc)
+                return
+            raise
+        if host.heartbeat_request() is None:
+            return  # a rebalance started while the heartbeat was in flight
+        self._metrics.heartbeats += 1
+        self._metrics.last_heartbeat = time.monotonic()
+        self._on_error(resp.error_code)
+
+    def _on_error(self, code: int) -> None:
+        if code == 0:
             return
-        raise
-    if not m._heartbeat_due():
-        return  # a rebalance started while the heartbeat was in flight
-    code = resp.error_code
-    m.metrics.heartbeats += 1
-    m.metrics.last_heartbeat = time.monotonic()
-    if code == 0:
-        return
-    if code == Errors.RebalanceInProgressError.errno:
-        m.request_rejoin("the group is rebalancing")
-    elif code in (Errors.IllegalGenerationError.errno, Errors.UnknownMemberIdError.errno,
-                  Errors.FencedInstanceIdError.errno):
-        m.member_error(code)
-    elif Errors.coordinator_moved(code):
-        m.coordinator_dead(Errors.for_code(code)())
-    elif code == Errors.CoordinatorLoadInProgressError.errno:
-        return
-    else:
-        m._fail(Errors.for_code(code)(f"heartbeat in group {m.group_id!r}"))
-
-
-async def _poll_timeout(m: GroupCoordinator) -> None:
-    """The application did not call poll() within max_poll_interval_ms: leave, as Java does."""
-    log.warning("group %r: poll() was not called for over %.0f s (max_poll_interval_ms); leaving the "
-                "group so its partitions go to a live member", m.group_id, m._max_poll_interval)
-    await m._maybe_leave_group("consumer poll timeout has expired",
-                                  time.monotonic() + m._request_timeout)
-    m.generation = -1
-    if m.group_instance_id is None:
-        m.member_id = ""
-    m._lost |= m._subs.assigned_partitions()
-    m.request_rejoin("poll timeout expired")
+        host = self._host
+        err = Errors.for_code(code)
+        if err is Errors.RebalanceInProgressError:
+            host.request_rejoin("the group is rebalancing")
+        elif err in (Errors.IllegalGenerationError, Errors.UnknownMemberIdError,
+                     Errors.FencedInstanceIdError):
+            host.member_error(code)
+        elif err.coordinator_moved:
+            host.coordinator_dead(err())
+        elif err is not Errors.CoordinatorLoadInProgressError:
+            host.fail(err(f"heartbeat in group {host.group_id!r}"))
