@@ -20,13 +20,13 @@ import asyncio
 import gc
 import logging
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from .. import errors as Errors
-from ..protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic, ForgottenTopic
+from ..net.fetch_request import FetchAt, build_fetch, fetch_version
+from ..protocol.messages.fetch import FetchRequest
 from ..records import decode_arrow, decode_records
 from ..structs import ConsumerRecord, TopicPartition
 from . import cluster_view as cv
@@ -40,7 +40,6 @@ from .subscription import OffsetResetStrategy, SubscriptionState
 log = logging.getLogger(__name__)
 
 READ_COMMITTED = 1
-_ZERO_UUID = uuid.UUID(int=0)
 
 #: Partition errors that mean "the metadata we fetched by is stale": refresh, then retry.
 _RETRY_WITH_METADATA = frozenset({
@@ -234,31 +233,13 @@ class Fetcher:
         return False
 
     def _build_request(self, version: int, data: FetchRequestData) -> tuple[FetchRequest, int]:
-        use_ids = version >= 13 and all(
-            pos.topic_id is not None and pos.topic_id != _ZERO_UUID
-            for pos in (*data.session_partitions.values(),))
-        if version >= 13 and not use_ids:
-            version = 12
-        topics: dict[str, list[FetchPartition]] = {}
-        for tp, pos in data.to_send.items():
-            topics.setdefault(tp.topic, []).append(FetchPartition(
-                partition=tp.partition, current_leader_epoch=pos.current_leader_epoch,
-                fetch_offset=pos.fetch_offset, last_fetched_epoch=pos.last_fetched_epoch,
-                log_start_offset=-1, partition_max_bytes=pos.max_bytes))
-        forgotten: dict[str, list[int]] = {}
-        for tp in data.to_forget:
-            forgotten.setdefault(tp.topic, []).append(tp.partition)
-
-        def tid(topic: str) -> uuid.UUID:
-            return cv.topic_id(self._client, topic) or _ZERO_UUID if use_ids else _ZERO_UUID
-
-        req = FetchRequest(
-            replica_id=-1, max_wait_ms=self._max_wait_ms, min_bytes=self._min_bytes,
-            max_bytes=self._max_bytes, isolation_level=self._isolation, session_id=data.session_id,
-            session_epoch=data.epoch, rack_id=self._rack_id,
-            topics=[FetchTopic(topic=t, topic_id=tid(t), partitions=ps) for t, ps in topics.items()],
-            forgotten_topics_data=[ForgottenTopic(topic=t, topic_id=tid(t), partitions=ps)
-                                   for t, ps in forgotten.items()])
+        version = fetch_version(version, (pos.topic_id for pos in data.session_partitions.values()))
+        parts = {tp: FetchAt(pos.fetch_offset, pos.max_bytes, pos.current_leader_epoch,
+                             pos.last_fetched_epoch) for tp, pos in data.to_send.items()}
+        req = build_fetch(version, parts, lambda t: cv.topic_id(self._client, t),
+                          max_wait_ms=self._max_wait_ms, min_bytes=self._min_bytes,
+                          max_bytes=self._max_bytes, isolation=self._isolation, session_id=data.session_id,
+                          session_epoch=data.epoch, rack_id=self._rack_id, forgotten=data.to_forget)
         return req, version
 
     async def _fetch(self, node: int, wanted: dict[TopicPartition, FetchPosition]) -> None:

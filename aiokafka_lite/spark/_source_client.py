@@ -17,8 +17,9 @@ from typing import Any, TypeVar
 
 from .. import errors as Errors
 from ..config import COMMON, Config
+from ..net.fetch_request import FetchAt, build_fetch, fetch_version, high_watermarks
 from ..net.list_offsets import list_offsets
-from ..protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
+from ..protocol.messages.fetch import FetchRequest
 from ..structs import TopicPartition
 from ._client_cache import config_key, worker_loop
 from .options import Subscription
@@ -294,30 +295,7 @@ class SourceClient:
 
     async def _ends_on(self, node: int, at: Mapping[TopicPartition, int],
                        read_committed: bool) -> dict[TopicPartition, int]:
-        version = await self._version(node, FetchRequest)
-        if version >= 13 and any(self._topic_id(tp.topic) == _ZERO_UUID for tp in at):
-            version = 12
-        topics: dict[str, list[FetchPartition]] = {}
-        for tp, off in at.items():
-            topics.setdefault(tp.topic, []).append(FetchPartition(
-                partition=tp.partition, current_leader_epoch=-1, fetch_offset=off, last_fetched_epoch=-1,
-                log_start_offset=-1, partition_max_bytes=1))
-        # min_bytes=0 lets Kafka answer at once; Tansu answers max_wait_ms=0 with no partitions at all.
-        req = FetchRequest(replica_id=-1, max_wait_ms=10, min_bytes=0, max_bytes=1,
-                           isolation_level=1 if read_committed else 0, session_id=0, session_epoch=-1,
-                           topics=[FetchTopic(topic=t, topic_id=self._topic_id(t) if version >= 13
-                                              else _ZERO_UUID, partitions=ps) for t, ps in topics.items()],
-                           forgotten_topics_data=[])
-        resp = await self.client.send(node, req, version=version)
-        out: dict[TopicPartition, int] = {}
-        for topic in resp.responses:
-            name = topic.topic if version < 13 else self.client.cluster.topic_name(topic.topic_id)
-            for p in topic.partitions:
-                if p.error_code == 0:
-                    end = p.last_stable_offset if read_committed and p.last_stable_offset >= 0 \
-                        else p.high_watermark
-                    out[TopicPartition(name, p.partition_index)] = end
-        return out
+        return await high_watermarks(self.client, node, at, read_committed)
 
     def _topic_id(self, topic: str) -> uuid.UUID:
         return self.client.cluster.topic_id(topic) or _ZERO_UUID
@@ -368,20 +346,11 @@ class SourceClient:
 
     async def _fetch_on(self, node: int, tp: TopicPartition, offset: int, max_bytes: int, max_wait_ms: int,
                         read_committed: bool) -> FetchedPartition:
-        version = await self._version(node, FetchRequest)
-        topic_id = self._topic_id(tp.topic)
-        if version >= 13 and topic_id == _ZERO_UUID:
-            version = 12  # topic ids unknown: stay on the name-based versions
+        version = fetch_version(await self._version(node, FetchRequest), (self._topic_id(tp.topic),))
         if read_committed and version < 4:
             raise Errors.UnsupportedVersionError("read_committed fetches need Fetch v4+")
-        part = FetchPartition(partition=tp.partition, current_leader_epoch=-1, fetch_offset=offset,
-                              last_fetched_epoch=-1, log_start_offset=-1, partition_max_bytes=max_bytes)
-        req = FetchRequest(
-            replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=max(max_bytes, 1),
-            isolation_level=1 if read_committed else 0, session_id=0, session_epoch=-1,
-            topics=[FetchTopic(topic=tp.topic, topic_id=topic_id if version >= 13 else _ZERO_UUID,
-                               partitions=[part])],
-            forgotten_topics_data=[])
+        req = build_fetch(version, {tp: FetchAt(offset, max_bytes)}, self._topic_id, max_wait_ms=max_wait_ms,
+                          min_bytes=1, max_bytes=max(max_bytes, 1), isolation=1 if read_committed else 0)
         resp = await self.client.send(node, req, version=version,
                                       timeout_ms=self.request_timeout_ms + max_wait_ms)
         if resp.error_code:
