@@ -7,14 +7,20 @@ unknown outcome -- read in one place and can be tested without a connection.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from ..errors import DuplicateSequenceNumberError, KafkaConnectionError, KafkaError, for_code
+from ..errors import (
+    DuplicateSequenceNumberError,
+    KafkaConnectionError,
+    KafkaError,
+    KafkaTimeoutError,
+    for_code,
+)
 from ..protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from .batch import ProducerBatch
 
-__all__ = ["Ack", "batch_outcomes", "build_request"]
+__all__ = ["Ack", "batch_outcomes", "build_request", "expiry_error"]
 
 _DUP = DuplicateSequenceNumberError.errno
 
@@ -65,3 +71,23 @@ def batch_outcomes(response: Any, batches: Sequence[ProducerBatch], node: int
                     for e in part.record_errors)).strip()
             out.append((batch, for_code(part.error_code)(where + (f": {detail}" if detail else ""))))
     return out
+
+
+def expiry_error(batch: ProducerBatch, leader: int | None, connect_errors: Mapping[int, BaseException],
+                 delivery_timeout: float) -> KafkaTimeoutError:
+    """Why a batch expired: the last error the broker gave, else what kept it from being sent."""
+    if batch.last_error is not None:
+        why = f"last error: {type(batch.last_error).__name__}: {batch.last_error}"
+    elif leader is None or leader < 0:
+        why = "no leader known for the partition"
+    elif leader in connect_errors:
+        err = connect_errors[leader]
+        why = f"never sent: node {leader} unreachable: {type(err).__name__}: {err}"
+    else:
+        why = f"never sent: node {leader} slow to take it"
+    maybe = (" It may have been written by an attempt whose answer never came."
+             if batch.unknown_outcome else "")
+    return KafkaTimeoutError(
+        f"{batch.count()} records for {batch.tp.topic}-{batch.tp.partition} not delivered within "
+        f"delivery_timeout_ms={round(delivery_timeout * 1000)} after {batch.attempts} attempts; "
+        f"{why}.{maybe}")

@@ -39,7 +39,7 @@ from .accumulator import RecordAccumulator
 from .batch import ProducerBatch
 from .idempotence import Decision, IdempotenceState
 from .metrics import ProducerMetrics
-from .produce_wire import Ack, batch_outcomes, build_request
+from .produce_wire import Ack, batch_outcomes, build_request, expiry_error
 from .split import can_split, settle_parents, split_batch
 
 if TYPE_CHECKING:
@@ -217,7 +217,7 @@ class Sender:
         leader_for = self.client.cluster.leader_for
         # Expire first: a batch that expires may be the one an epoch bump waits for (I7).
         for batch in acc.expired(now):
-            self._fail(batch, self._expiry_error(batch, leader_for(batch.tp)))
+            self._fail(batch, self._expired(batch, leader_for(batch.tp)))
         pid_wait = float("inf")
         if idem is not None and (not idem.has_pid or idem.bump_needed):
             wait = self._maybe_init_producer_id(now)
@@ -225,9 +225,7 @@ class Sender:
                 if not acc.has_unsent():
                     return wait
                 pid_wait = wait  # look again when the InitProducerId backoff ends, not at the next expiry
-        txn = self.txn
-        if txn is not None:
-            txn.poll(now)
+        self._poll_transaction(now)
         ready_nodes, next_delay, unknown = acc.ready(leader_for, now)
         next_delay = min(next_delay, pid_wait)
         if unknown:
@@ -272,23 +270,15 @@ class Sender:
             return False
         return True
 
-    def _expiry_error(self, batch: ProducerBatch, leader: int | None) -> KafkaTimeoutError:
-        """Why a batch expired: the last error the broker gave, else what kept it from being sent."""
-        if batch.last_error is not None:
-            why = f"last error: {type(batch.last_error).__name__}: {batch.last_error}"
-        elif leader is None or leader < 0:
-            why = "no leader known for the partition"
-        elif leader in self._connect_errors:
-            err = self._connect_errors[leader]
-            why = f"never sent: node {leader} unreachable: {type(err).__name__}: {err}"
-        else:
-            why = f"never sent: node {leader} slow to take it"
-        maybe = (" It may have been written by an attempt whose answer never came."
-                 if batch.unknown_outcome else "")
-        return KafkaTimeoutError(
-            f"{batch.count()} records for {batch.tp.topic}-{batch.tp.partition} not delivered within "
-            f"delivery_timeout_ms={round(self.acc.delivery_timeout * 1000)} after {batch.attempts} "
-            f"attempts; {why}.{maybe}")
+    def _expired(self, batch: ProducerBatch, leader: int | None) -> KafkaTimeoutError:
+        return expiry_error(batch, leader, self._connect_errors, self.acc.delivery_timeout)
+
+    def _poll_transaction(self, now: float) -> None:
+        """Let the transaction add partitions; once it must abort, no queued record may go out: each
+        fails with the transaction's error (Java's abortUndrainedBatches)."""
+        if self.txn is not None and (abortable := self.txn.poll(now)) is not None:
+            for batch in self.acc.take_queued():
+                self._fail(batch, abortable)
 
     def _request_metadata(self) -> None:
         self.metrics.metadata_requests += 1
@@ -544,13 +534,13 @@ class Sender:
                 log.error("%s", error)
                 self._fail(batch, error)
             elif expired:
-                self._fail(batch, self._expiry_error(batch, node))
+                self._fail(batch, self._expired(batch, node))
             else:
                 log.info("%s; bumping the producer epoch and resending", error)
                 self._retry(batch, now)
             return
         if not error.retriable or batch.attempts > self.retries or expired or self._force:
-            self._fail(batch, self._expiry_error(batch, node) if error.retriable and expired else error)
+            self._fail(batch, self._expired(batch, node) if error.retriable and expired else error)
             return
         if error.unknown_outcome:
             batch.unknown_outcome = True  # I4: from now on it is only resent under its own sequence

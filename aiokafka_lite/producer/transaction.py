@@ -267,13 +267,18 @@ class TransactionManager:
 
     # -- partitions and offsets -----------------------------------------------------------------
 
-    def poll(self, now: float) -> None:
-        """Sender hook: send AddPartitionsToTxn for queued partitions (one request at a time)."""
+    def poll(self, now: float) -> BaseException | None:
+        """Sender hook: send AddPartitionsToTxn for queued partitions (one request at a time). Returns the
+        error that made the transaction abortable, if it is: the Sender fails every queued record with it
+        (a record awaited by the application must not wait for the abort)."""
+        if self.state is TxnState.ABORTABLE_ERROR:
+            return self.error
         if self.pending and self._adding is None and self.state in (
                 TxnState.IN_TRANSACTION, TxnState.COMMITTING):
             batch = set(self.pending)
             self._adding = asyncio.ensure_future(self._add_partitions(batch))
             self._adding.add_done_callback(self._adding_done)
+        return None
 
     def _adding_done(self, fut: asyncio.Future[None]) -> None:
         self._adding = None
