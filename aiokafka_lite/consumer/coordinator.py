@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import logging
 import time
 from collections.abc import Callable
@@ -41,6 +40,7 @@ from .group_protocol import (
 )
 from .heartbeat import Heartbeat
 from .leader_assign import explain_inconsistent, leader_assign
+from .listener import call_listener
 from .metrics import ConsumerMetrics
 from .subscription import SubscriptionState, SubscriptionType
 
@@ -144,7 +144,7 @@ class GroupCoordinator:
             if self._subs.partitions_auto_assigned and self.generation >= 0:
                 assigned = self._subs.assigned_partitions()
                 if assigned:
-                    await self._invoke("on_partitions_revoked", assigned)
+                    await call_listener(self._subs.listener, "on_partitions_revoked", assigned)
             await self._maybe_leave_group("the consumer is closing", deadline)
         finally:
             self._closed = True
@@ -168,11 +168,10 @@ class GroupCoordinator:
                 raise Errors.KafkaError(f"the group task {task.get_name()} ended unexpectedly: {exc2!r}") \
                     from exc2
 
-    def _fail(self, exc: BaseException) -> None:
+    def fail(self, exc: BaseException) -> None:
+        """A background task failed: the next poll() raises ``exc``."""
         self._failure = exc
         self.wakeup.set()
-
-    fail = _fail  # for the heartbeat (HeartbeatHost)
 
     # -- coordinator discovery ---------------------------------------------------------------------------
     async def ensure_coordinator(self, deadline: float) -> int:
@@ -228,7 +227,7 @@ class GroupCoordinator:
     def member_error(self, code: int) -> None:
         """Our generation is over (or our member id unknown): what we owned is lost; rejoin."""
         if code == Errors.FencedInstanceIdError.errno:
-            self._fail(Errors.FencedInstanceIdError(
+            self.fail(Errors.FencedInstanceIdError(
                 f"another consumer with group_instance_id {self.group_instance_id!r} joined group "
                 f"{self.group_id!r}"))
         if code == Errors.UnknownMemberIdError.errno:
@@ -324,7 +323,7 @@ class GroupCoordinator:
         self._lost -= revoked
         self._subs.mark_pending_revocation(revoked)
         try:
-            await self._invoke("on_partitions_revoked", revoked)
+            await call_listener(self._subs.listener, "on_partitions_revoked", revoked)
         finally:
             self._subs.remove_assigned(revoked)
             self._on_revoke(revoked)
@@ -337,7 +336,7 @@ class GroupCoordinator:
         log.info("group %r: partitions lost: %s", self.group_id, sorted(lost))
         self._subs.mark_pending_revocation(lost)
         try:
-            await self._invoke("on_partitions_lost", lost)
+            await call_listener(self._subs.listener, "on_partitions_lost", lost)
         finally:
             self._subs.remove_assigned(lost)
             self._on_revoke(lost)
@@ -369,20 +368,7 @@ class GroupCoordinator:
             self.request_rejoin("partitions were revoked (cooperative rebalance)")
             self._join_delay = self._retry_backoff
         self._subs.add_assigned(added)
-        await self._invoke("on_partitions_assigned", added)
-
-    async def _invoke(self, method: str, partitions: set[TopicPartition]) -> None:
-        listener = self._subs.listener
-        if listener is None:
-            return
-        fn = getattr(listener, method, None)
-        if fn is None and method == "on_partitions_lost":
-            fn = getattr(listener, "on_partitions_revoked", None)
-        if fn is None:
-            return
-        result = fn(set(partitions))
-        if inspect.isawaitable(result):
-            await result
+        await call_listener(self._subs.listener, "on_partitions_assigned", added)
 
     # -- join / sync -------------------------------------------------------------------------------------
     def _own_subscription(self, assignor: Assignor) -> bytes:
@@ -582,7 +568,7 @@ class GroupCoordinator:
             raise
         except BaseException as exc:
             log.exception("group %r: metadata task failed", self.group_id)
-            self._fail(exc)
+            self.fail(exc)
             raise
 
     # -- commits -----------------------------------------------------------------------------------------

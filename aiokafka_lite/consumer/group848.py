@@ -26,6 +26,7 @@ from ..structs import TopicPartition
 from . import cluster_view as cv
 from .assignors import Assignor
 from .coordinator import GroupCoordinator
+from .listener import call_listener
 from .member848 import ConsumerGroupMember, MemberState, Outcome
 from .metrics import ConsumerMetrics
 from .subscription import SubscriptionState, SubscriptionType
@@ -179,7 +180,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             await self._revoke(revoked)
         if added:
             self._subs.add_assigned(added)
-            await self._invoke("on_partitions_assigned", added)
+            await call_listener(self._subs.listener, "on_partitions_assigned", added)
         held = {tid: ps for tid, ps in target.items() if tid in names}
         self.member.reconciled(target, held, complete=len(names) == len(target))
         self._sync_generation()
@@ -226,7 +227,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             raise
         except BaseException as exc:
             log.error("group %r: heartbeat task failed: %r", self.group_id, exc)
-            self._fail(exc)
+            self.fail(exc)
             raise
 
     async def _sleep(self, seconds: float) -> None:
@@ -290,7 +291,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             await asyncio.sleep(self._retry_backoff)
             self._next_heartbeat = 0.0
         elif outcome is Outcome.FATAL and m.fatal_error is not None:
-            self._fail(m.fatal_error)
+            self.fail(m.fatal_error)
 
     async def _poll_timeout(self) -> None:
         """poll() overdue by max_poll_interval_ms: leave so a live member gets the partitions (as Java)."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
+from typing import Any
+
 from ..structs import TopicPartition
 
 
@@ -22,3 +25,18 @@ class ConsumerRebalanceListener:
 
     async def on_partitions_lost(self, lost: set[TopicPartition]) -> None:
         await self.on_partitions_revoked(lost)
+
+
+async def call_listener(listener: Any, method: str, partitions: set[TopicPartition]) -> None:
+    """Call ``method`` of a user's listener (any object with some of these methods; a coroutine or not).
+    A listener without ``on_partitions_lost`` gets ``on_partitions_revoked`` instead, as Java's default."""
+    if listener is None:
+        return
+    fn = getattr(listener, method, None)
+    if fn is None and method == "on_partitions_lost":
+        fn = getattr(listener, "on_partitions_revoked", None)
+    if fn is None:
+        return
+    result = fn(set(partitions))
+    if inspect.isawaitable(result):
+        await result
