@@ -94,6 +94,7 @@ class ConfluentShareMember(threading.Thread):
         self.topic = topic
         self.values: list[bytes] = []
         self.stop = threading.Event()
+        self.go = threading.Event()  # librdkafka fetches only inside poll(): joined but idle until set
         self.error: BaseException | None = None
 
     def run(self) -> None:
@@ -102,6 +103,9 @@ class ConfluentShareMember(threading.Thread):
             c.subscribe([self.topic])
             try:
                 while not self.stop.is_set():
+                    if not self.go.is_set():
+                        self.stop.wait(0.05)
+                        continue
                     for m in c.poll(0.2):
                         if m.error() is None:
                             self.values.append(m.value())
@@ -127,12 +131,24 @@ async def _share_everything(mc: MockCluster, group: str, topic: str, partitions:
 
 async def test_mixed_share_group_reads_every_record_once(mc: MockCluster, _producer: CKProducer,
         new_topic: Callable[..., str]) -> None:
+    """Both members read, and every record is read once. The broker hands records to whoever fetches
+    first, and librdkafka asks again at once after an empty answer from the mock (which does not wait
+    MaxWait) while we back off; so the two take turns. Theirs joins first, since its start closes a
+    connection, which ends every share session on that broker (see above), but it fetches only once
+    ``go`` is set: ours reads alone first, then stops polling (holding at most the answer it read
+    ahead) until theirs has read some, then both read the rest."""
     _groups(mc)
     topic = _topic(mc, new_topic, 3)
     group = new_topic("sg")
     theirs = ConfluentShareMember(mc.bootstrap, group, topic)
     theirs.start()
     ours: list[bytes] = []
+
+    async def poll_ours() -> None:
+        for recs in (await c.poll(timeout_ms=100)).values():
+            ours.extend(r.value for r in recs)
+            assert all(r.delivery_count == 1 for r in recs)
+
     await aproduce_(_producer, topic, 60, 3)
     sent = 60
     try:
@@ -140,17 +156,16 @@ async def test_mixed_share_group_reads_every_record_once(mc: MockCluster, _produ
                                  max_poll_records=20) as c:
             await _share_everything(mc, group, topic, 3, 2, c)  # both members on every partition
             deadline = time.monotonic() + 20
-            # Rounds of records until both members have read some (the broker decides who acquires
-            # what), then until every record has been read by one of them.
-            while time.monotonic() < deadline:
-                if (not ours or not theirs.values) and sent < 1200:
-                    await aproduce_(_producer, topic, 60, 3, start=sent)
-                    sent += 60
-                elif len(ours) + len(theirs.values) >= sent:
-                    break
-                for recs in (await c.poll(timeout_ms=100)).values():
-                    ours.extend(r.value for r in recs)
-                    assert all(r.delivery_count == 1 for r in recs)
+            while not ours and time.monotonic() < deadline:
+                await poll_ours()
+            assert ours
+            theirs.go.set()
+            while not theirs.values and sent < 1200 and time.monotonic() < deadline:
+                await aproduce_(_producer, topic, 60, 3, start=sent)
+                sent += 60
+                await asyncio.sleep(0.1)
+            while len(ours) + len(theirs.values) < sent and time.monotonic() < deadline:
+                await poll_ours()
             await c.commit()
     finally:
         theirs.stop.set()
