@@ -3,8 +3,9 @@
 The fast path handles the common record -- bytes key/value, no headers, known topic, partition given
 or chosen by key hash or the current sticky partition, an open batch with room -- in one coroutine
 that never suspends. Anything else (first use of a topic, serializers, interceptors, headers,
-transactions, a full batch, a stopped producer) goes to ``Producer._send_slow``, which implements the
-complete behaviour; the fast path must never decide differently from it.
+transactions, a full batch, a stopped producer) goes to ``Producer._send_slow`` and from there to the
+accumulator's append core (``append.AppendCore.append_record``), which implements the complete
+behaviour; the fast path must never decide differently from it (tests/producer/test_send_twins.py).
 """
 
 from __future__ import annotations

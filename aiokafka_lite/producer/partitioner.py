@@ -51,6 +51,7 @@ else:
         from ._hash_py import fnv1a, fnv1a_partition, murmur2, murmur2_partition
 
 __all__ = [
+    "PartitionChooser",
     "PartitionerSpec",
     "StickyPartitioner",
     "crc32_partition",
@@ -184,3 +185,80 @@ class StickyPartitioner:
                 weights = [top + 1 - s for s in sizes]
                 return self._rng.choices(list(candidates), weights)[0]
         return candidates[self._rng.randrange(len(candidates))]
+
+
+class PartitionChooser:
+    """Where a record sent without a partition goes: the one owner of that rule for ``send()``,
+    ``send_many()`` and (through ``key_hash`` and ``sticky_null``) the compiled fast path.
+
+    The per-topic sticky state (``sticky_partition``, ``sticky_produced``) lives on the topic's info
+    object, which the fast path reads on every record; this object changes it only when a choice is due.
+    """
+
+    __slots__ = ("batch_size", "key_hash", "spec", "sticky", "sticky_null")
+
+    def __init__(self, spec: PartitionerSpec, sticky: StickyPartitioner, batch_size: int) -> None:
+        self.spec = spec
+        self.sticky = sticky
+        self.batch_size = batch_size
+        self.key_hash = spec.key_hash
+        self.sticky_null = spec.null_key == "sticky"
+
+    def choose(self, key: bytes | None, info: Any) -> tuple[int, bool]:
+        """(partition, by the sticky rule): the key's hash, the sticky partition for keyless records
+        (KIP-480), or the configured policy's choice."""
+        if key is not None and self.key_hash is not None:
+            return int(self.key_hash(key, info.num_partitions)), False
+        if self.sticky_null:
+            p = info.sticky_partition
+            return (p if p >= 0 else self.switch(info)), True
+        return self.other(key, info), False
+
+    def switch(self, info: Any) -> int:
+        """Move the topic's keyless records to the next sticky partition (KIP-794)."""
+        p = self.sticky.choose(info.topic, info.num_partitions, info.available)
+        info.sticky_partition = p
+        info.sticky_produced = 0
+        return p
+
+    def switch_due(self, info: Any) -> bool:
+        """A batch's worth went to the sticky partition: its next new batch should start elsewhere."""
+        return bool(info.sticky_produced >= self.batch_size)
+
+    def other(self, key: bytes | None, info: Any) -> int:
+        """A custom partitioner's, round robin's, or hashing's choice for a record the rules above
+        leave open."""
+        spec = self.spec
+        if spec.custom is not None:
+            return call_custom(spec, key, info.partitions, info.available)
+        if spec.null_key == "round_robin":
+            return self.sticky.round_robin(info.topic, info.num_partitions, info.available)
+        # "hash": librdkafka hashes a missing key as empty bytes (one fixed partition).
+        assert spec.key_hash is not None
+        return spec.key_hash(b"", info.num_partitions)
+
+    def group(self, info: Any, keys: Sequence[bytes | None]) -> dict[int, list[int]]:
+        """Record indexes by partition for ``send_many`` with keys: keyed ones by their hash, keyless ones
+        by the null-key rule (all to one sticky partition for the call)."""
+        key_hash = self.key_hash
+        assert key_hash is not None
+        groups: dict[int, list[int]] = {}
+        nparts = info.num_partitions
+        null_p = -1
+        for i, k in enumerate(keys):
+            if k is not None:
+                p = key_hash(k, nparts)
+            elif not self.sticky_null:
+                p = self.other(None, info)
+            else:
+                if null_p < 0:
+                    null_p = info.sticky_partition
+                    if null_p < 0:
+                        null_p = self.switch(info)
+                p = null_p
+            g = groups.get(p)
+            if g is None:
+                groups[p] = [i]
+            else:
+                g.append(i)
+        return groups

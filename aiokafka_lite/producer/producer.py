@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
-from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -32,14 +31,14 @@ from ..records import BATCH_OVERHEAD, RECORD_OVERHEAD_MAX, codec_from_name
 from ..structs import OffsetAndMetadata, RecordMetadata, TopicPartition, check_topic_name
 from .accumulator import RecordAccumulator
 from .batch import ProducerBatch
-from .bulk import BulkFuture, send_many
+from .bulk import BulkFuture, check_sizes, serialized_many
 from .core import RUNNING, SendCore, TopicInfo
 from .handles import RecordFuture, make_future
 from .idempotence import IdempotenceState
 from .interceptors import Interceptors, ProducerRecord
 from .memory import MemoryPool
 from .metrics import ProducerMetrics, collect
-from .partitioner import StickyPartitioner, call_custom, resolve_partitioner
+from .partitioner import resolve_partitioner
 from .records_check import as_bytes, record_size, record_timestamp, serialize
 from .sender import Sender
 from .transaction import TransactionManager, TxnState
@@ -126,7 +125,6 @@ class Producer(SendCore):
         self._sender: Sender | None = None
         self._idem: IdempotenceState | None = None
         self._txn: TransactionManager | None = None
-        self._sticky: StickyPartitioner | None = None
         self._started = False
         self._closed = False
         self._error: BaseException | None = None
@@ -159,16 +157,6 @@ class Producer(SendCore):
         await self._client.start()
         try:
             pool = MemoryPool(cfg.buffer_memory)
-            acc = self._acc = RecordAccumulator(
-                batch_size=cfg.batch_size, linger_ms=cfg.linger_ms, compression=self._codec, pool=pool,
-                loop=loop, delivery_timeout_ms=cfg.delivery_timeout_ms,
-                transactional=self._transactional_id is not None,
-                # Without idempotence too: a batch waiting behind one of its partition in flight (all
-                # request slots busy on a far link) takes more records instead of queueing small ones.
-                max_batch_bytes=min(cfg.max_batch_bytes, cfg.max_request_size - 4096),
-                keep_handles=bool(self._interceptors and self._interceptors.wants_acks))
-            self._batches = acc.batches
-            self._sticky = StickyPartitioner(acc.queue_sizes)
             if self._idempotent:
                 self._idem = IdempotenceState(transactional=self._transactional_id is not None)
             if self._transactional_id is not None:
@@ -177,6 +165,16 @@ class Producer(SendCore):
                     self._client, self._idem, self._transactional_id,
                     transaction_timeout_ms=cfg.transaction_timeout_ms, retry_backoff_ms=cfg.retry_backoff_ms,
                     request_timeout_ms=cfg.request_timeout_ms, wakeup=lambda: acc.wakeup())
+            acc = self._acc = RecordAccumulator(
+                batch_size=cfg.batch_size, linger_ms=cfg.linger_ms, compression=self._codec, pool=pool,
+                loop=loop, delivery_timeout_ms=cfg.delivery_timeout_ms,
+                transactional=self._transactional_id is not None,
+                # Without idempotence too: a batch waiting behind one of its partition in flight (all
+                # request slots busy on a far link) takes more records instead of queueing small ones.
+                max_batch_bytes=min(cfg.max_batch_bytes, cfg.max_request_size - 4096),
+                keep_handles=bool(self._interceptors and self._interceptors.wants_acks),
+                partitioner=self._partitioner, txn=self._txn, guard=self._check_usable)
+            self._batches = acc.batches
             sender = self._sender = Sender(
                 self._client, acc, acks=cfg.acks, max_request_size=cfg.max_request_size,
                 max_in_flight=cfg.max_in_flight_requests_per_connection, retries=cfg.retries,
@@ -262,6 +260,12 @@ class Producer(SendCore):
             raise ProducerClosedError("the producer is stopped")
         raise IllegalStateError("the producer is not started: await producer.start() or use 'async with'")
 
+    def _check_usable(self) -> None:
+        """The accumulator's guard before each new batch: a send that waited may find the producer
+        failed or stopped meanwhile."""
+        if self._error is not None or self._closed:
+            self._raise_unusable()
+
     # -- metadata -------------------------------------------------------------------------------
 
     def _on_metadata(self, cluster: Any) -> None:
@@ -338,22 +342,15 @@ class Producer(SendCore):
         if headers or nbytes > self._size_fast_limit:
             nbytes = self._check_size(topic, key, value, headers)
         ts = record_timestamp(timestamp_ms)
-        sticky = False
-        if partition is None:
-            partition, sticky = self._partition_of(topic, key, info)
-        tp = info.tps[partition]
-        if self._txn is not None:
-            self._txn.check_send(tp)
-        # Keyless sticky records grow a batch only where there is no other partition to switch to: the
-        # switch below needs a full batch.
-        fut = self._append_open(tp, ts, key, value, headers, grow=not sticky or len(info.available) <= 1)
-        if fut is None and sticky and info.sticky_produced >= self._batch_size:
-            # KIP-794: a batch's worth went to this partition and it needs a new batch: move on, so the
-            # record starts a batch elsewhere instead of leaving a one-record batch behind.
-            tp = info.tps[self._switch_sticky(info)]
-            fut = self._append_open(tp, ts, key, value, headers, grow=False)
-        if fut is None:
-            fut = await self._append_new(tp, ts, key, value, headers, nbytes)
+        acc = self._acc
+        assert acc is not None
+        try:
+            batch, delta, opened = await acc.append_record(info, partition, ts, key, value, headers, nbytes,
+                                                           self._max_block)
+        except ProducerClosedError:
+            self._raise_unusable()
+            raise
+        if opened:
             # Batches were closed: let the Sender run, so network I/O overlaps with a caller that sends
             # in a tight loop (send() itself never has to suspend otherwise) -- once per ~64 KiB of
             # batches, as a loop iteration per small batch would cost more than it brings.
@@ -361,8 +358,9 @@ class Producer(SendCore):
             if self._unyielded >= _YIELD_BYTES:
                 self._unyielded = 0
                 await asyncio.sleep(0)
-        if sticky:
-            info.sticky_produced += nbytes + 8
+        fut = make_future(batch.result, delta, ts)
+        if batch.handles is not None:
+            batch.handles.append(fut)
         return fut
 
     def _prepared(self, topic: str, value: Any, key: Any, partition: int | None, timestamp_ms: int | None,
@@ -381,70 +379,10 @@ class Producer(SendCore):
             raise IllegalArgumentError(f"partition must be an int >= 0 or None, got {partition!r}")
         return topic, value, key, partition, timestamp_ms, headers
 
-    def _partition_of(self, topic: str, key: bytes | None, info: TopicInfo) -> tuple[int, bool]:
-        """(partition, sticky) of a record sent without one: the key's hash, the sticky partition for
-        keyless records (KIP-480), or the configured partitioner's choice."""
-        spec = self._partitioner
-        if key is not None and spec.key_hash is not None:
-            return int(spec.key_hash(key, info.num_partitions)), False
-        if self._sticky_null:
-            p = info.sticky_partition
-            return (p if p >= 0 else self._switch_sticky(info)), True
-        return self._choose_slow(topic, key, info), False
-
     def _send_traced(self, topic: str, value: Any, key: Any, partition: int | None, timestamp_ms: int | None,
                      headers: Any) -> Awaitable[RecordFuture]:
         """The send the telemetry wraps (with the trace context in ``headers``)."""
         return self._send_slow(topic, value, key, partition, timestamp_ms, headers, True)
-
-    def _switch_sticky(self, info: TopicInfo) -> int:
-        sticky = self._sticky
-        assert sticky is not None
-        p = sticky.choose(info.topic, info.num_partitions, info.available)
-        info.sticky_partition = p
-        info.sticky_produced = 0
-        return p
-
-    def _append_open(self, tp: TopicPartition, timestamp_ms: int, key: bytes | None, value: bytes | None,
-                     headers: Any, grow: bool = True) -> RecordFuture | None:
-        """Append to the partition's open batch; None if there is none or it is full (then it is closed)."""
-        acc = self._acc
-        assert acc is not None
-        got = acc.append(tp, timestamp_ms, key, value, headers, grow)
-        return None if got is None else self._handle(got[0], got[1], timestamp_ms)
-
-    async def _append_new(self, tp: TopicPartition, timestamp_ms: int, key: bytes | None, value: bytes | None,
-                          headers: Any, nbytes: int) -> RecordFuture:
-        """Slow path: reserve memory (maybe waiting up to max_block_ms) and open a new batch."""
-        acc = self._acc
-        assert acc is not None
-        if self._error is not None or self._closed:
-            self._raise_unusable()
-        try:
-            batch, delta = await acc.append_new(tp, timestamp_ms, key, value, headers, nbytes,
-                                                self._max_block)
-        except ProducerClosedError:
-            self._raise_unusable()
-        return self._handle(batch, delta, timestamp_ms)
-
-    @staticmethod
-    def _handle(batch: ProducerBatch, delta: int, timestamp_ms: int) -> RecordFuture:
-        fut = make_future(batch.result, delta, timestamp_ms)
-        if batch.handles is not None:
-            batch.handles.append(fut)
-        return fut
-
-    def _choose_slow(self, topic: str, key: bytes | None, info: TopicInfo) -> int:
-        spec = self._partitioner
-        sticky = self._sticky
-        assert sticky is not None
-        if spec.custom is not None:
-            return call_custom(spec, key, info.partitions, info.available)
-        if spec.null_key == "round_robin":
-            return sticky.round_robin(topic, info.num_partitions, info.available)
-        # "hash": librdkafka hashes a missing key as empty bytes (one fixed partition).
-        assert spec.key_hash is not None
-        return spec.key_hash(b"", info.num_partitions)
 
     def _check_size(self, topic: str, key: bytes | None, value: bytes | None, headers: Any) -> int:
         return record_size(topic, key, value, headers, self._max_request_size, self._buffer_memory)
@@ -469,9 +407,35 @@ class Producer(SendCore):
         if self._error is not None or not self._started or self._closed:
             self._raise_unusable()
         if self._otel is not None:
-            return await self._otel.send_many(partial(send_many, self), topic, values, keys, partition,
-                                              timestamp_ms, headers)
-        return await send_many(self, topic, values, keys, partition, timestamp_ms, headers)
+            return await self._otel.send_many(self._send_many, topic, values, keys, partition, timestamp_ms,
+                                              headers)
+        return await self._send_many(topic, values, keys, partition, timestamp_ms, headers)
+
+    async def _send_many(self, topic: str, values: Sequence[Any], keys: Sequence[Any] | None,
+                         partition: int | None, timestamp_ms: int | None, headers: Sequence[Any] | None
+                         ) -> BulkFuture:
+        if self._interceptors is not None:
+            raise IllegalArgumentError("send_many does not run interceptors; use send() when interceptors "
+                                       "are set")
+        values, keys = serialized_many(topic, values, keys, headers, self._key_serializer,
+                                       self._value_serializer)
+        if partition is not None and (type(partition) is not int or partition < 0):
+            raise IllegalArgumentError(f"partition must be an int >= 0 or None, got {partition!r}")
+        info = self._topics.get(topic)
+        if info is None or (partition is not None and partition >= info.num_partitions):
+            assert self._loop is not None
+            info = await self._wait_on_metadata(topic, partition, self._loop.time() + self._max_block)
+        check_sizes(topic, values, keys, headers, self._size_fast_limit, self._check_size)
+        ts = record_timestamp(timestamp_ms)
+        acc = self._acc
+        assert acc is not None
+        try:
+            segments = await acc.append_records(info, partition, values, keys, ts, headers,
+                                                self._max_block) if values else []
+        except ProducerClosedError:
+            self._raise_unusable()
+            raise
+        return BulkFuture(len(values), ts, segments)
 
     async def flush(self, timeout: float | None = None) -> None:
         """Send everything queued now and wait until each of those records has an outcome."""

@@ -1,0 +1,345 @@
+"""The send side of the RecordAccumulator: the one append core behind ``send()`` and ``send_many()``.
+
+Everything between a serialized record and its place in a batch happens here, as in Java's
+``RecordAccumulator.append``: the partition choice for records sent without one (key hash, KIP-794
+sticky switching, custom partitioners, through :class:`PartitionChooser`), registering the partition
+in an open transaction, the memory reservation (waiting up to ``max_block`` s), batch creation and
+growth. ``send()``'s compiled fast path (``core.SendCore``) only appends to an open batch with room
+and hands every other record to :meth:`AppendCore.append_record`; ``send_many()`` calls
+:meth:`AppendCore.append_records`. The producer keeps what comes before (interceptors, serializers,
+metadata, size checks); :class:`~.accumulator.RecordAccumulator` adds the Sender's side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol
+
+from ..errors import IllegalArgumentError, ProducerClosedError
+from ..records import BATCH_OVERHEAD, RECORD_OVERHEAD_MAX, BatchBuilder
+from ..structs import TopicPartition
+from .batch import ProducerBatch
+from .handles import BatchResult
+from .memory import MemoryPool
+from .partitioner import PartitionChooser, PartitionerSpec, StickyPartitioner, resolve_partitioner
+
+__all__ = ["AppendCore", "Segment", "TxnGate"]
+
+#: What ``send_many`` got from one batch: (its result, first input position, records, first offset delta
+#: in the batch, input indices when the records were regrouped by partition).
+Segment = tuple[BatchResult, int, int, int, "Sequence[int] | None"]
+
+
+class TxnGate(Protocol):
+    """The open transaction, as the append path sees it (``TransactionManager``)."""
+
+    def check_send(self, tp: TopicPartition) -> None: ...
+
+
+def _no_guard() -> None:
+    return None
+
+
+class AppendCore:
+    """Per-partition batches and the memory bound, as ``send()`` fills them."""
+
+    def __init__(self, *, batch_size: int, linger_ms: int, compression: int, pool: MemoryPool,
+                 loop: asyncio.AbstractEventLoop, delivery_timeout_ms: int, transactional: bool = False,
+                 keep_handles: bool = False, max_batch_bytes: int = 0,
+                 partitioner: PartitionerSpec | None = None, txn: TxnGate | None = None,
+                 guard: Callable[[], None] = _no_guard) -> None:
+        self.batch_size = batch_size
+        self.linger = linger_ms / 1000
+        self.delivery_timeout = delivery_timeout_ms / 1000
+        self.compression = compression
+        self.pool = pool
+        self.loop = loop
+        self.transactional = transactional
+        self.keep_handles = keep_handles
+        self.batches: dict[TopicPartition, deque[ProducerBatch]] = {}
+        #: Largest size a batch may grow to while its partition waits for an answer (0: never grow).
+        self.max_batch_bytes = max_batch_bytes
+        #: The latest batch drained per partition, while it is out (see try_grow).
+        self.sending: dict[TopicPartition, ProducerBatch] = {}
+        #: Every batch not yet completed (queued or in flight): flush() and close wait on these.
+        self.incomplete: set[ProducerBatch] = set()
+        self.closed = False
+        # The Sender side's (RecordAccumulator): partitions with a batch out (in-flight 1), flush() calls
+        # waiting, where each node's drain starts.
+        self.muted: set[TopicPartition] = set()
+        self.flushes_in_progress = 0
+        self._drain_index: dict[int, int] = {}
+        self.chooser = PartitionChooser(partitioner or resolve_partitioner("default"),
+                                        StickyPartitioner(self.queue_sizes), batch_size)
+        self.txn = txn
+        #: Raises when the producer may take no more records (it failed or is stopping); asked before
+        #: every new batch, since a send may have waited for memory meanwhile.
+        self.guard = guard
+        #: Called when a batch fills up (or a new one closes the one before): the Sender should look again.
+        self.wakeup: Callable[[], None] = lambda: None
+        #: Called with the loop time a new lone batch lingers out: the Sender must look again by then.
+        #: (Not a plain wakeup: a burst to many partitions opens a batch on each, and a Sender round per
+        #: new batch scans every partition -- quadratic, 64 us of CPU per record with 1,000 partitions.)
+        self.wake_by: Callable[[float], None] = lambda when: self.wakeup()
+
+    # -- one record ------------------------------------------------------------------------------
+
+    async def append_record(self, info: Any, partition: int | None, timestamp_ms: int, key: bytes | None,
+                            value: bytes | None, headers: Any, nbytes: int, max_block: float
+                            ) -> tuple[ProducerBatch, int, bool]:
+        """Place one record: ``(batch, offset delta, whether it opened a new batch)``. ``info`` is the
+        topic's ``TopicInfo``; ``nbytes`` its key and value bytes (the memory a new batch needs)."""
+        sticky = False
+        if partition is None:
+            partition, sticky = self.chooser.choose(key, info)
+        tp = info.tps[partition]
+        if self.txn is not None:
+            self.txn.check_send(tp)
+        # Keyless sticky records grow a batch only where there is no other partition to switch to: the
+        # switch below needs a full batch.
+        got = self.append(tp, timestamp_ms, key, value, headers, grow=not sticky or len(info.available) <= 1)
+        if got is None and sticky and self.chooser.switch_due(info):
+            # KIP-794: a batch's worth went to this partition and it needs a new batch: move on, so the
+            # record starts a batch elsewhere instead of leaving a one-record batch behind.
+            tp = info.tps[self.chooser.switch(info)]
+            if self.txn is not None:
+                self.txn.check_send(tp)
+            got = self.append(tp, timestamp_ms, key, value, headers, grow=False)
+        opened = got is None
+        if got is None:
+            self.guard()
+            got = await self.append_new(tp, timestamp_ms, key, value, headers, nbytes, max_block)
+        if sticky:
+            info.sticky_produced += nbytes + 8
+        return got[0], got[1], opened
+
+    def append(self, tp: TopicPartition, timestamp_ms: int, key: bytes | None, value: bytes | None,
+               headers: Any, grow: bool = True) -> tuple[ProducerBatch, int] | None:
+        """Append one record to ``tp``'s open batch (growing it when allowed, see :meth:`try_grow`);
+        ``(batch, offset delta)``, or None when there is no open batch or it is full (then it closes)."""
+        batch = self.open_batch(tp)
+        if batch is None:
+            return None
+        builder = batch.builder
+        assert builder is not None
+        try:
+            delta = builder.append(timestamp_ms, key, value, headers)
+            if delta is None and grow and self.try_grow(batch):
+                delta = builder.append(timestamp_ms, key, value, headers)
+        except TypeError as exc:
+            raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
+        if delta is None:
+            batch.is_open = False
+            self.wakeup()
+            return None
+        return batch, delta
+
+    async def append_new(self, tp: TopicPartition, timestamp_ms: int, key: bytes | None,
+                         value: bytes | None, headers: Any, nbytes: int, max_block: float
+                         ) -> tuple[ProducerBatch, int]:
+        """Reserve memory for a new batch (waiting up to ``max_block`` s) and append the record there --
+        or to a batch another send() opened meanwhile."""
+        batch = await self.reserve_batch(tp, nbytes, max_block)
+        builder = batch.builder
+        assert builder is not None
+        try:
+            delta = builder.append(timestamp_ms, key, value, headers)
+        except BaseException as exc:
+            self.discard_empty(batch)  # a new batch without records must never reach the Sender
+            if isinstance(exc, TypeError):
+                raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
+            raise
+        if delta is None:  # a batch opened meanwhile by another send() and already full
+            batch.is_open = False
+            return await self.append_new(tp, timestamp_ms, key, value, headers, nbytes, max_block)
+        return batch, delta
+
+    # -- many records of one topic (send_many) ----------------------------------------------------
+
+    async def append_records(self, info: Any, partition: int | None, values: Sequence[Any],
+                             keys: Sequence[Any] | None, timestamp_ms: int, headers: Sequence[Any] | None,
+                             max_block: float) -> list[Segment]:
+        """Place many records, a whole batch at a time: the partition is chosen once per batch (keyless
+        records; KIP-794 switches per full batch anyway) or once per key. Returns where they went."""
+        out: list[Segment] = []
+        chooser = self.chooser
+        if partition is not None:
+            await self._append_run(out, info.tps[partition], values, keys, timestamp_ms, headers, None,
+                                   max_block)
+        elif keys is not None and chooser.key_hash is not None:
+            for p, idx in chooser.group(info, keys).items():
+                sub_h = [headers[i] for i in idx] if headers is not None else None
+                await self._append_run(out, info.tps[p], [values[i] for i in idx], [keys[i] for i in idx],
+                                       timestamp_ms, sub_h, idx, max_block)
+        elif chooser.sticky_null:
+            await self._append_sticky(out, info, values, keys, timestamp_ms, headers, max_block)
+        else:
+            for i in range(len(values)):
+                p = chooser.other(keys[i] if keys is not None else None, info)
+                await self._append_run(out, info.tps[p], [values[i]], [keys[i]] if keys is not None else None,
+                                       timestamp_ms, [headers[i]] if headers is not None else None, [i],
+                                       max_block)
+        return out
+
+    async def _append_sticky(self, out: list[Segment], info: Any, values: Sequence[Any],
+                             keys: Sequence[Any] | None, ts: int, headers: Sequence[Any] | None,
+                             max_block: float) -> None:
+        """Keyless records to the sticky partition, switching it as a batch fills (KIP-794)."""
+        chooser = self.chooser
+        pos = 0
+        while pos < len(values):
+            p = info.sticky_partition
+            if p < 0 or (chooser.switch_due(info) and self.open_batch(info.tps[p]) is None):
+                p = chooser.switch(info)  # as append_record does, once per batch
+            added, nbytes = await self._append_once(out, info.tps[p], values, keys, ts, headers, pos, None,
+                                                    max_block, grow=len(info.available) <= 1)
+            pos += added
+            info.sticky_produced += nbytes
+
+    async def _append_run(self, out: list[Segment], tp: TopicPartition, values: Sequence[Any],
+                          keys: Sequence[Any] | None, ts: int, headers: Sequence[Any] | None,
+                          indices: Sequence[int] | None, max_block: float) -> None:
+        pos = 0
+        while pos < len(values):
+            added, _ = await self._append_once(out, tp, values, keys, ts, headers, pos, indices, max_block)
+            pos += added
+
+    async def _append_once(self, out: list[Segment], tp: TopicPartition, values: Sequence[Any],
+                           keys: Sequence[Any] | None, ts: int, headers: Sequence[Any] | None, pos: int,
+                           indices: Sequence[int] | None, max_block: float, grow: bool = True
+                           ) -> tuple[int, int]:
+        """Fill the open batch of ``tp`` (or a new one) from ``values[pos:]``; (records, bytes) added."""
+        self.guard()
+        if self.txn is not None:
+            self.txn.check_send(tp)
+        first = (len(values[pos]) if values[pos] is not None else 0) + (
+            len(keys[pos]) if keys is not None and keys[pos] is not None else 0)
+        batch = await self.reserve_batch(tp, first, max_block)
+        builder = batch.builder
+        assert builder is not None
+        before_count = builder.record_count
+        before_size = builder.size
+        added = self.append_many(batch, values, keys, ts, headers, pos, grow)
+        if added:
+            out.append((batch.result, pos, added, before_count, indices))
+        return added, builder.size - before_size
+
+    def append_many(self, batch: ProducerBatch, values: Sequence[Any], keys: Sequence[Any] | None,
+                    timestamp_ms: int, headers: Sequence[Any] | None, pos: int, grow: bool) -> int:
+        """Append ``values[pos:]`` to ``batch`` until it is full (growing it when allowed); how many went
+        in. A full batch closes; a new batch that took none is rolled back."""
+        builder = batch.builder
+        assert builder is not None
+        try:
+            added = builder.append_many(values, keys, timestamp_ms, headers, pos)
+            while grow and pos + added < len(values) and self.try_grow(batch):
+                added += builder.append_many(values, keys, timestamp_ms, headers, pos + added)
+        except BaseException as exc:
+            self.discard_empty(batch)
+            if isinstance(exc, TypeError):
+                raise IllegalArgumentError(f"bad record for {batch.tp.topic!r}: {exc}") from None
+            raise
+        if pos + added < len(values):
+            batch.is_open = False  # full
+            self.wakeup()
+        return added
+
+    # -- batches -----------------------------------------------------------------------------------
+
+    async def reserve_batch(self, tp: TopicPartition, nbytes: int, max_block: float) -> ProducerBatch:
+        """The open batch of ``tp``, or a new one with memory for a record of ``nbytes`` key+value bytes
+        reserved (waiting up to ``max_block`` s for buffer memory)."""
+        batch = self.open_batch(tp)
+        if batch is not None:
+            return batch
+        need = max(self.batch_size, nbytes + BATCH_OVERHEAD + RECORD_OVERHEAD_MAX)
+        pool = self.pool
+        if not pool.try_reserve(need):
+            await pool.reserve(need, max_block)
+        if self.closed:
+            pool.release(need)
+            raise ProducerClosedError("the producer is stopped")
+        batch = self.open_batch(tp)  # another send() may have opened one while we waited
+        if batch is not None:
+            pool.release(need)
+            return batch
+        return self.new_batch(tp, need)
+
+    def new_batch(self, tp: TopicPartition, reserved: int) -> ProducerBatch:
+        """Open a new batch for ``tp`` (its memory already reserved) at the tail of the queue."""
+        dq = self.batches.get(tp)
+        closed_one = False
+        if dq is None:
+            dq = self.batches[tp] = deque()
+        elif dq:
+            dq[-1].is_open = False
+            closed_one = True
+        builder = BatchBuilder(self.compression, max(self.batch_size, reserved),
+                               is_transactional=self.transactional)
+        batch = ProducerBatch(tp, builder, BatchResult(tp.topic, tp.partition, self.loop), self.loop.time(),
+                              reserved)
+        if self.keep_handles:
+            batch.handles = []
+        dq.append(batch)
+        self.incomplete.add(batch)
+        if closed_one:
+            self.wakeup()
+        else:
+            self.wake_by(batch.created + self.linger)
+        return batch
+
+    def discard_empty(self, batch: ProducerBatch) -> None:
+        """Undo :meth:`new_batch` for a batch whose first append failed: it must never reach the Sender."""
+        dq = self.batches.get(batch.tp)
+        if dq and dq[-1] is batch and batch.count() == 0:
+            dq.pop()
+            self.complete(batch)
+
+    def open_batch(self, tp: TopicPartition) -> ProducerBatch | None:
+        """The batch that still takes appends for ``tp``, if any."""
+        dq = self.batches.get(tp)
+        if dq:
+            batch = dq[-1]
+            if batch.is_open:
+                return batch
+        return None
+
+    def has_queued(self, tp: TopicPartition) -> bool:
+        return bool(self.batches.get(tp))
+
+    def queue_sizes(self, topic: str, partitions: Iterable[int]) -> list[int]:
+        """Batches waiting per partition (the adaptive sticky partitioner's load signal)."""
+        get = self.batches.get
+        out = []
+        for p in partitions:
+            dq = get(TopicPartition(topic, p))
+            out.append(len(dq) if dq else 0)
+        return out
+
+    def try_grow(self, batch: ProducerBatch) -> bool:
+        """``batch`` (the open one) is full: let it take ``batch_size`` more bytes if it cannot go yet
+        anyway (a batch of its partition is ahead of it, queued or in flight), memory allows, and it
+        stays within ``max_batch_bytes``."""
+        dq = self.batches.get(batch.tp)
+        builder = batch.builder
+        if not dq or dq[-1] is not batch or builder is None or not batch.is_open:
+            return False
+        if len(dq) == 1 and batch.tp not in self.sending:
+            return False  # nothing ahead of it: it goes now, at its normal size
+        step = self.batch_size
+        if builder.batch_size + step > self.max_batch_bytes or not self.pool.try_reserve(step):
+            return False
+        builder.grow(step)
+        batch.reserved += step
+        return True
+
+    def complete(self, batch: ProducerBatch) -> None:
+        """The batch is finished (acknowledged or failed): give its memory back."""
+        if self.sending.get(batch.tp) is batch:
+            del self.sending[batch.tp]
+        if batch in self.incomplete:
+            self.incomplete.discard(batch)
+            self.pool.release(batch.reserved)
+            batch.reserved = 0
