@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import KafkaTimeoutError
-from ..structs import BrokerInfo, TopicPartition
+from ..structs import TopicPartition
 
 _ZERO_UUID = uuid.UUID(int=0)
 
@@ -47,10 +47,9 @@ def topic_name(client: Any, tid: uuid.UUID) -> str | None:
 
 
 def node_name(client: Any, node: int) -> str:
-    """A node as people know it: its broker id (not our group connection's id) and address."""
+    """A node as people know it: its broker id and address."""
     info = client.cluster.broker(node)
-    real = COORDINATOR_NODE_BASE - node if node > COORDINATOR_NODE_BASE // 2 else node
-    return f"broker {real} at {info.host}:{info.port}" if info is not None else f"broker {real}"
+    return f"broker {node} at {info.host}:{info.port}" if info is not None else f"broker {node}"
 
 
 def partitions_for(client: Any, topic: str) -> set[int] | None:
@@ -78,9 +77,10 @@ def track_all_topics(client: Any, enabled: bool) -> None:
     client.track_all_topics(enabled)
 
 
-def close_connection(client: Any, node: int) -> None:
-    """Close our connection to ``node`` (requests in flight on it fail); the next send reconnects."""
-    client.close_connection(node)
+def close_connection(client: Any, node: int, request_cls: Any = None) -> None:
+    """Close our connection to ``node`` that ``request_cls`` travels on (requests in flight on it fail);
+    the next send reconnects."""
+    client.close_connection(node, request_cls)
 
 
 def request_metadata_update(client: Any) -> None:
@@ -109,8 +109,8 @@ async def refresh_all_topics(client: Any, timeout: float, keep_tracking: bool) -
 
 async def api_version(client: Any, node: int, request_cls: Any, max_version: int | None = None) -> int:
     """The version to send ``request_cls`` to ``node`` in (highest both sides know); connects if needed."""
-    if not client.is_ready(node):
-        await client.ready(node)
+    if not client.is_ready(node, request_cls):
+        await client.ready(node, request_cls)
     return int(client.api_version(node, request_cls, max_version))
 
 
@@ -119,22 +119,8 @@ async def send(client: Any, node: int, request: Any, version: int, timeout_ms: f
                              timeout_ms=None if timeout_ms is None else int(timeout_ms))
 
 
-#: Group requests go to node ``COORDINATOR_NODE_BASE - coordinator id``: that broker, own connection.
-COORDINATOR_NODE_BASE = 2**31 - 1
-
-
 async def find_coordinator(client: Any, group_id: str) -> int:
-    """A node id reaching the group's coordinator over a connection of its own.
-
-    A broker answers the requests of one connection in order, and holds a JoinGroup until the rebalance
-    completes; on the fetch connection that would stall fetching (and the heartbeat) for that long. So,
-    as the Java client and librdkafka do, group traffic gets its own connection, under a node id derived
-    from the coordinator's.
-    """
-    node = int(await client.find_coordinator(group_id))
-    info = client.cluster.broker(node)
-    if info is None:
-        return node
-    dedicated = COORDINATOR_NODE_BASE - node
-    client.cluster.add_broker(BrokerInfo(dedicated, info.host, info.port, info.rack))
-    return dedicated
+    """The node id of the group's coordinator. Group requests travel on a connection of their own
+    (net/lanes.py): a broker holds JoinGroup until the rebalance completes, which on a shared connection
+    would stall fetching and metadata for that long."""
+    return int(await client.find_coordinator(group_id))

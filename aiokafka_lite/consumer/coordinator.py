@@ -134,7 +134,7 @@ class GroupCoordinator:
                 await self._join_task
             self._join_task = None
             if self.coordinator_id is not None:
-                cv.close_connection(self._client, self.coordinator_id)
+                cv.close_connection(self._client, self.coordinator_id, JoinGroupRequest)
         try:
             if commit and self._auto_commit and self._subs.assigned_partitions():
                 try:

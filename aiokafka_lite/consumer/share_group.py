@@ -76,7 +76,7 @@ class ShareGroupDriver:
 
     def _coordinator_dead(self) -> None:
         if self.coordinator is not None:
-            cv.close_connection(self._client, self.coordinator)
+            cv.close_connection(self._client, self.coordinator, ShareGroupHeartbeatRequest)
         self.coordinator = None
 
     async def _loop(self) -> None:

@@ -1,7 +1,8 @@
 """KafkaClient: the network layer the producer, consumer and admin clients share.
 
-It owns the cluster metadata cache, one connection per broker (keyed by node id; bootstrap
-connections are separate, keyed by address, and closed once metadata names the brokers), the
+It owns the cluster metadata cache, the connections to each broker (one per request class, see
+lanes.py; bootstrap connections are separate, keyed by address, and closed once metadata names the
+brokers), the
 reconnect backoff, and a background task that refreshes metadata every ``metadata_max_age_ms`` and
 whenever someone asks. Requests go to a node by id; the client picks the API version (the highest
 both sides know, unless capped) and returns the decoded response. Interpreting a response's error
@@ -37,9 +38,10 @@ from ._ratelimit import RateLimitedWarning
 from ._timeout import run_with_timeout
 from .connection import BrokerConnection
 from .coordinator import lookup_coordinator
+from .lanes import key_for
 from .metadata import ClusterMetadata
 from .metadata_source import MetadataSource
-from .pool import ConnectionPool, ExponentialBackoff, PoolKey
+from .pool import ConnectionPool, ExponentialBackoff, PoolKey, key_node
 from .settings import ConnectionSettings, choose_version
 
 __all__ = ["KafkaClient", "MetadataListener"]
@@ -196,12 +198,14 @@ class KafkaClient:
 
         ``version`` None picks the highest version both sides know, capped by ``max_version`` and
         by ``api_version_caps``. ``timeout_ms`` overrides ``request_timeout_ms`` (a Fetch or
-        JoinGroup that the broker may hold adds its own wait to it).
+        JoinGroup that the broker may hold adds its own wait to it). The request's class picks the
+        connection (lanes.py).
         """
-        conn = self._pool.get(node_id)
+        key = key_for(node_id, request)
+        conn = self._pool.get(key)
         if conn is None:
             self._check_usable()
-            conn = await self._pool.connect(node_id)
+            conn = await self._pool.connect(key)
         if version is None:
             if max_version is None and not self._caps:
                 version = conn.version_for(type(request))
@@ -235,8 +239,9 @@ class KafkaClient:
         Needs a past or present connection to the node (``await ready(node_id)`` first); raises
         :class:`NodeNotReadyError` otherwise and :class:`UnsupportedVersionError` if none fits.
         """
-        conn = self._pool.get(node_id)
-        versions = conn.api_versions if conn is not None else self._pool.api_versions(node_id)
+        key = key_for(node_id, request_cls)
+        conn = self._pool.get(key)
+        versions = conn.api_versions if conn is not None else self._pool.api_versions(key)
         if versions is None:
             raise NodeNotReadyError(
                 f"node {node_id} has not been connected yet; await ready({node_id}) first"
@@ -245,15 +250,17 @@ class KafkaClient:
             versions, request_cls, self._cap(request_cls.API_KEY, max_version), f"node {node_id}"
         )
 
-    async def ready(self, node_id: int) -> None:
-        """Connect to ``node_id`` if needed (waiting out reconnect backoff); raise if that fails."""
-        if self._pool.get(node_id) is None:
+    async def ready(self, node_id: int, request_cls: Any = None) -> None:
+        """Connect to ``node_id`` if needed (waiting out reconnect backoff); raise if that fails. With
+        ``request_cls``, the connection such requests travel on (lanes.py)."""
+        key = key_for(node_id, request_cls)
+        if self._pool.get(key) is None:
             self._check_usable()
-            await self._pool.connect(node_id)
+            await self._pool.connect(key)
 
-    def is_ready(self, node_id: int) -> bool:
-        """True when a handshaken connection to ``node_id`` is open."""
-        return self._pool.get(node_id) is not None
+    def is_ready(self, node_id: int, request_cls: Any = None) -> bool:
+        """True when a handshaken connection to ``node_id`` (for ``request_cls``) is open."""
+        return self._pool.get(key_for(node_id, request_cls)) is not None
 
     def connection_delay(self, node_id: int) -> float:
         """Milliseconds until a connect attempt to ``node_id`` is allowed (0 if now or connected)."""
@@ -263,13 +270,15 @@ class KafkaClient:
         """Requests in flight to ``node_id``."""
         return self._pool.in_flight(node_id)
 
-    def connection(self, node_id: int) -> BrokerConnection | None:
-        """The open connection to ``node_id`` (for inspection: in_flight, throttled_until, ...)."""
-        return self._pool.get(node_id)
+    def connection(self, node_id: int, request_cls: Any = None) -> BrokerConnection | None:
+        """The open connection to ``node_id`` for ``request_cls`` (for inspection: in_flight,
+        throttled_until, ...)."""
+        return self._pool.get(key_for(node_id, request_cls))
 
-    def close_connection(self, node_id: int) -> None:
-        """Close the connection to ``node_id`` (requests in flight fail); the next send reconnects."""
-        self._pool.close_key(node_id)
+    def close_connection(self, node_id: int, request_cls: Any = None) -> None:
+        """Close the connection to ``node_id`` that ``request_cls`` travels on (requests in flight on it
+        fail); the next send reconnects."""
+        self._pool.close_key(key_for(node_id, request_cls))
 
     def connection_stats(self) -> tuple[int, int, int]:
         """(open, opened so far, closed so far) handshaken connections, for the client metrics."""
@@ -470,8 +479,9 @@ class KafkaClient:
             raise for_code(code)("Metadata")
         self.cluster.update(response)
         for key in self._pool.ready_keys():
-            if isinstance(key, int):
-                info = self.cluster.broker(key)
+            node = key_node(key)
+            if node is not None:
+                info = self.cluster.broker(node)
                 conn = self._pool.get(key)
                 if info is None or (conn is not None and (conn.host, conn.port) != (info.host, info.port)):
                     self._pool.close_key(key)  # the broker left, or moved to another address
@@ -538,7 +548,7 @@ class KafkaClient:
 
     def _on_broken(self, key: PoolKey, reason: BaseException) -> None:
         """A connection failed or broke: the cluster may have changed, refresh metadata."""
-        if isinstance(key, int) and self._started and not self._closed:
+        if key_node(key) is not None and self._started and not self._closed:
             self.request_metadata_update()
 
     def __repr__(self) -> str:

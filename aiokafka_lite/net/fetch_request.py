@@ -67,7 +67,7 @@ async def high_watermarks(client: Any, node: int, at: Mapping[TopicPartition, in
     """The high watermark (last stable offset with ``read_committed``) of each partition led by ``node``,
     from a one-byte Fetch at ``at``'s offsets: Tansu 0.6 answers ListOffsets(latest) short of the true end,
     a Fetch tells it. Partitions answered with an error are left out."""
-    await client.ready(node)
+    await client.ready(node, FetchRequest)
     version = fetch_version(int(client.api_version(node, FetchRequest)),
                             (client.cluster.topic_id(tp.topic) for tp in at))
     # min_bytes=0 lets Kafka answer at once; Tansu answers max_wait_ms=0 with no partitions at all.

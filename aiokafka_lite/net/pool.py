@@ -1,4 +1,5 @@
-"""Connections keyed by node id (or by address for bootstrap servers), with reconnect backoff.
+"""Connections keyed by node id (a :class:`~.lanes.Lane` for a request class of its own, or an address
+for bootstrap servers), with reconnect backoff.
 
 At most one connection per key exists, and concurrent callers asking for a missing one share a
 single connect attempt. A failed attempt, or a connection that broke, puts the key in reconnect
@@ -17,14 +18,24 @@ from collections.abc import Callable
 from ..errors import KafkaConnectionError, KafkaError
 from ..structs import BrokerInfo
 from .connection import BrokerConnection
+from .lanes import Lane
 from .settings import ConnectionSettings
 
-__all__ = ["ConnectionPool", "ExponentialBackoff", "PoolKey"]
+__all__ = ["ConnectionPool", "ExponentialBackoff", "PoolKey", "key_node"]
 
 log = logging.getLogger("aiokafka_lite.net")
 
-#: A node id, or ``(host, port)`` for a bootstrap server.
-PoolKey = int | tuple[str, int]
+#: A node id (its plain connection), a node's :class:`Lane`, or ``(host, port)`` for a bootstrap server.
+PoolKey = int | Lane | tuple[str, int]
+
+
+def key_node(key: PoolKey) -> int | None:
+    """The broker a key reaches (None: a bootstrap server)."""
+    if isinstance(key, int):
+        return key
+    if isinstance(key, Lane):
+        return key.node
+    return None
 
 
 class ExponentialBackoff:
@@ -56,7 +67,11 @@ class _KeyState:
 
 
 def describe_key(key: PoolKey) -> str:
-    return f"node {key}" if isinstance(key, int) else f"bootstrap server {key[0]}:{key[1]}"
+    if isinstance(key, int):
+        return f"node {key}"
+    if isinstance(key, Lane):
+        return f"node {key.node} ({key.name} connection)"
+    return f"bootstrap server {key[0]}:{key[1]}"
 
 
 class ConnectionPool:
@@ -77,6 +92,8 @@ class ConnectionPool:
         self._conns: dict[PoolKey, BrokerConnection] = {}
         self._connecting: dict[PoolKey, asyncio.Task[BrokerConnection]] = {}
         self._states: dict[PoolKey, _KeyState] = {}
+        #: Each broker's API ranges from its latest handshake on any of its connections.
+        self._node_versions: dict[int, dict[int, tuple[int, int]]] = {}
         self._closed = False
         #: Handshaken connections opened and closed so far (connection-creation/close-total).
         self.created_total = 0
@@ -113,9 +130,13 @@ class ConnectionPool:
         return state.last_error if state is not None else None
 
     def api_versions(self, key: PoolKey) -> dict[int, tuple[int, int]] | None:
-        """The broker's API ranges from the latest handshake with ``key`` (None: never connected)."""
+        """The broker's API ranges from the latest handshake with ``key``, or with any connection to the
+        same broker (None: never connected)."""
         state = self._states.get(key)
-        return state.api_versions if state is not None and state.api_versions else None
+        if state is not None and state.api_versions:
+            return state.api_versions
+        node = key_node(key)
+        return self._node_versions.get(node) if node is not None else None
 
     # -- connecting -------------------------------------------------------------------------------
 
@@ -173,13 +194,15 @@ class ConnectionPool:
             delay = state.next_attempt - loop.time()
             if delay > 0:
                 await asyncio.sleep(delay)
-            if isinstance(key, int):
-                info = self._resolve(key)
+            node_id: int | None = None
+            if isinstance(key, (int, Lane)):
+                node_id = key_node(key)
+                info = self._resolve(node_id) if node_id is not None else None
                 if info is None:
-                    raise KafkaConnectionError(f"node {key} is not in the cluster metadata")
-                host, port, node_id = info.host, info.port, key
+                    raise KafkaConnectionError(f"node {node_id} is not in the cluster metadata")
+                host, port = info.host, info.port
             else:
-                (host, port), node_id = key, None
+                host, port = key
             old = self._conns.pop(key, None)
             if old is not None:
                 old.close()
@@ -188,7 +211,7 @@ class ConnectionPool:
                 port,
                 self.settings,
                 node_id=node_id,
-                on_close=self._connection_closed,
+                on_close=lambda c, reason: self._connection_closed(key, c, reason),
                 api_versions_max=state.api_versions_max,
             )
             try:
@@ -203,6 +226,8 @@ class ConnectionPool:
             state.failures = 0
             state.last_error = None
             state.api_versions = conn.api_versions
+            if node_id is not None:
+                self._node_versions[node_id] = conn.api_versions
             self._conns[key] = conn
             self.created_total += 1
             return conn
@@ -223,8 +248,7 @@ class ConnectionPool:
         if self._on_broken is not None and isinstance(exc, KafkaError):
             self._on_broken(key, exc)
 
-    def _connection_closed(self, conn: BrokerConnection, reason: BaseException | None) -> None:
-        key: PoolKey = conn.node_id if conn.node_id is not None else (conn.host, conn.port)
+    def _connection_closed(self, key: PoolKey, conn: BrokerConnection, reason: BaseException | None) -> None:
         if conn.established:
             self.closed_total += 1
         if self._conns.get(key) is conn:
@@ -240,6 +264,11 @@ class ConnectionPool:
         conn = self._conns.pop(key, None)
         if conn is not None:
             conn.close(reason)
+
+    def close_node(self, node: int, reason: BaseException | None = None) -> None:
+        """Close every connection to ``node`` (the broker left or moved)."""
+        for key in [k for k in self._conns if key_node(k) == node]:
+            self.close_key(key, reason)
 
     async def close(self) -> None:
         """Close every connection; connect attempts in progress are cancelled."""

@@ -34,6 +34,7 @@ from ..errors import (
     UnknownProducerIdError,
 )
 from ..net.pool import ExponentialBackoff
+from ..protocol.messages.produce import ProduceRequest
 from ..structs import TopicPartition
 from .accumulator import RecordAccumulator
 from .batch import ProducerBatch
@@ -236,7 +237,7 @@ class Sender:
         sendable: list[int] = []
         connection = self.client.connection
         for node in ready_nodes:
-            conn = connection(node)
+            conn = connection(node, ProduceRequest)
             if conn is None:
                 self._connect(node)
                 continue
@@ -298,7 +299,7 @@ class Sender:
 
     async def _connect_node(self, node: int) -> None:
         try:
-            await self.client.ready(node)
+            await self.client.ready(node, ProduceRequest)
             self._connect_errors.pop(node, None)
         except KafkaError as exc:
             self._connect_errors[node] = exc

@@ -153,7 +153,7 @@ class SourceClient:
                 f"metadata refresh took over {self.request_timeout_ms} ms") from None
 
     async def _version(self, node: int, request_cls: Any) -> int:
-        await self.client.ready(node)
+        await self.client.ready(node, request_cls)
         return int(self.client.api_version(node, request_cls))
 
     async def partitions(self, sub: Subscription) -> set[TopicPartition]:

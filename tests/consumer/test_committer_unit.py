@@ -44,10 +44,10 @@ class FakeCoordinatorClient:
         self.script: deque[Any] = deque()
         self.requests: list[tuple[int, Any, int]] = []
 
-    def is_ready(self, node: int) -> bool:
+    def is_ready(self, node: int, request_cls: Any = None) -> bool:
         return True
 
-    async def ready(self, node: int) -> None:
+    async def ready(self, node: int, request_cls: Any = None) -> None:
         return None
 
     def api_version(self, node: int, request_cls: Any, max_version: int | None = None) -> int:

@@ -252,10 +252,10 @@ class FakeClient:
 
     # -- the client interface ----------------------------------------------------------------------
 
-    def connection(self, node: int) -> _Conn | None:
+    def connection(self, node: int, request_cls: Any = None) -> _Conn | None:
         return None if node in self.down else _Conn()
 
-    async def ready(self, node: int) -> None:
+    async def ready(self, node: int, request_cls: Any = None) -> None:
         self.connect_attempts += 1
         if node in self.down:
             raise KafkaConnectionError(f"connect to node {node} failed: connection refused")
