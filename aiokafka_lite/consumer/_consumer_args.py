@@ -12,6 +12,7 @@ from ..structs import ConsumerRecord, OffsetAndMetadata, TopicPartition
 from .group848 import CLASSIC_ONLY_SETTINGS
 
 if TYPE_CHECKING:
+    from ..net import KafkaClient
     from .subscription import SubscriptionState
 
 
@@ -56,7 +57,7 @@ async def _maybe_await(value: Any) -> Any:
     return value
 
 
-def _make_client(config: Config) -> Any:
+def _make_client(config: Config) -> KafkaClient:
     from ..net import KafkaClient
 
     return KafkaClient(config)

@@ -46,7 +46,8 @@ _RETRY_ERRORS = frozenset({Errors.CoordinatorLoadInProgressError.errno, Errors.R
 class Committer:
     """Commits and reads offsets for one group, through the coordinator that ``membership`` tracks."""
 
-    def __init__(self, client: Any, membership: GroupCoordinator, group_id: str, require_stable: bool,
+    def __init__(self, client: cv.ConsumerClient, membership: GroupCoordinator, group_id: str,
+                 require_stable: bool,
                  retry_backoff_ms: int) -> None:
         self._client = client
         self._m = membership

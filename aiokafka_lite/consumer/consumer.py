@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from .._settings import ConsumerBaseSettings
+    from ..net import KafkaClient
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,7 @@ class Consumer(Generic[KT, VT]):
     value types its records carry: ``bytes``, or what ``key_deserializer`` / ``value_deserializer`` return.
     """
 
-    def __init__(self, *topics: str, client: Any = None,
+    def __init__(self, *topics: str, client: KafkaClient | None = None,
                  key_deserializer: Callable[[bytes], KT] | None = None,
                  value_deserializer: Callable[[bytes], VT] | None = None,
                  **settings: Unpack[ConsumerBaseSettings]) -> None:

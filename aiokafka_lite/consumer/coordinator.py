@@ -61,7 +61,8 @@ class _Rejoin(Exception):
 class GroupCoordinator:
     """One consumer's membership in one group (the Java ConsumerCoordinator's job)."""
 
-    def __init__(self, client: Any, subscription: SubscriptionState, config: Any, assignors: list[Assignor],
+    def __init__(self, client: cv.ConsumerClient, subscription: SubscriptionState, config: Any,
+                 assignors: list[Assignor],
                  metrics: ConsumerMetrics, on_revoke: Callable[[set[TopicPartition]], None]) -> None:
         self._client = client
         self._subs = subscription

@@ -61,7 +61,7 @@ def _transient(exc: Errors.KafkaError) -> bool:
 class Fetcher:
     """Owns the fetch task, the fetch sessions and the completed-fetch buffer."""
 
-    def __init__(self, client: Any, subscription: SubscriptionState, config: Any,
+    def __init__(self, client: cv.ConsumerClient, subscription: SubscriptionState, config: Any,
                  metrics: ConsumerMetrics) -> None:
         self._client = client
         self._subs = subscription

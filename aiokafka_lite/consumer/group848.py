@@ -43,7 +43,8 @@ CLASSIC_ONLY_SETTINGS = ("partition_assignment_strategy", "session_timeout_ms", 
 class ConsumerGroupCoordinator(GroupCoordinator):
     """Membership in a KIP-848 group: heartbeats, incremental reconciliation, epochs on commits."""
 
-    def __init__(self, client: Any, subscription: SubscriptionState, config: Any, assignors: list[Assignor],
+    def __init__(self, client: cv.ConsumerClient, subscription: SubscriptionState, config: Any,
+                 assignors: list[Assignor],
                  metrics: ConsumerMetrics, on_revoke: Callable[[set[TopicPartition]], None]) -> None:
         super().__init__(client, subscription, config, assignors, metrics, on_revoke)
         self.member = ConsumerGroupMember(

@@ -55,7 +55,8 @@ class HeartbeatHost(Protocol):
 class Heartbeat:
     """One task sending Heartbeat every heartbeat_interval_ms while the host is a member."""
 
-    def __init__(self, host: HeartbeatHost, client: Any, config: Any, metrics: ConsumerMetrics) -> None:
+    def __init__(self, host: HeartbeatHost, client: cv.ConsumerClient, config: Any,
+                 metrics: ConsumerMetrics) -> None:
         self._host = host
         self._client = client
         self._metrics = metrics

@@ -32,7 +32,8 @@ log = logging.getLogger("aiokafka_lite.consumer.coordinator")
 __all__ = ["explain_inconsistent", "leader_assign", "partition_racks"]
 
 
-async def leader_assign(client: Any, group_id: str, assignors: list[Assignor], subs: SubscriptionState,
+async def leader_assign(client: cv.ConsumerClient, group_id: str, assignors: list[Assignor],
+                        subs: SubscriptionState,
                         protocol_name: str, members: list[Any], request_timeout: float
                         ) -> tuple[dict[str, bytes], dict[str, int]]:
     """The encoded assignment of every member, and the partition counts it was computed from (the
@@ -67,7 +68,8 @@ async def leader_assign(client: Any, group_id: str, assignors: list[Assignor], s
     return encoded, {t: len(ps) for t, ps in partitions.items()}
 
 
-def partition_racks(client: Any, partitions: dict[str, list[int]]) -> dict[str, dict[int, frozenset[str]]]:
+def partition_racks(client: cv.ConsumerClient, partitions: dict[str, list[int]]) -> dict[str, dict[int,
+                    frozenset[str]]]:
     """Racks of each partition's replicas, from cluster metadata (brokers without a rack are left out)."""
     cluster = client.cluster
     out: dict[str, dict[int, frozenset[str]]] = {}
@@ -82,7 +84,8 @@ def partition_racks(client: Any, partitions: dict[str, list[int]]) -> dict[str, 
     return out
 
 
-async def explain_inconsistent(client: Any, coordinator: Callable[[], Awaitable[int]], group_id: str,
+async def explain_inconsistent(client: cv.ConsumerClient, coordinator: Callable[[], Awaitable[int]],
+                               group_id: str,
                                offered: list[str], what: str, request_timeout: float) -> str:
     """INCONSISTENT_GROUP_PROTOCOL names nothing: say what we offered, ask the group what it runs
     (DescribeGroups, best effort) and point at the setting that fixes it."""

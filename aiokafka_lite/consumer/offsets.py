@@ -8,11 +8,12 @@ topic the cluster does not know yet is waited for until the deadline.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from .. import errors as Errors
 from ..net.list_offsets import EARLIEST, LATEST, ListedOffset, list_offsets
 from ..structs import TopicPartition
+from .cluster_view import ConsumerClient
 
 __all__ = ["EARLIEST", "LATEST", "OffsetAndTimestamp", "OffsetLookup"]
 
@@ -28,7 +29,7 @@ class OffsetAndTimestamp(NamedTuple):
 class OffsetLookup:
     """The consumer's settings for ListOffsets, and its reading of the answers."""
 
-    def __init__(self, client: Any, isolation_level: str, retry_backoff_ms: int,
+    def __init__(self, client: ConsumerClient, isolation_level: str, retry_backoff_ms: int,
                  retry_backoff_max_ms: int = 1000) -> None:
         self._client = client
         self._read_committed = isolation_level == "read_committed"

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from .._settings import ShareConsumerBaseSettings
+    from ..net import KafkaClient
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ class ShareConsumer(Generic[KT, VT]):
     ShareAcknowledge v1: Kafka 4.1+); ``start()`` raises UnsupportedVersionError naming the broker otherwise.
     """
 
-    def __init__(self, *topics: str, client: Any = None,
+    def __init__(self, *topics: str, client: KafkaClient | None = None,
                  key_deserializer: Callable[[bytes], KT] | None = None,
                  value_deserializer: Callable[[bytes], VT] | None = None,
                  acknowledgement_commit_callback: AckCallback | None = None,

@@ -83,7 +83,7 @@ def _error(code: int, message: str | None) -> Errors.KafkaError | None:
 class ShareFetcher:
     """Owns the share sessions, the fetch tasks and the buffer of fetched data."""
 
-    def __init__(self, client: Any, config: Any, group_id: str, member_id: str, book: AckBook,
+    def __init__(self, client: cv.ConsumerClient, config: Any, group_id: str, member_id: str, book: AckBook,
                  on_ack: AckCallback) -> None:
         self._client = client
         self._group_id = group_id
