@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import errors as Errors
+from ..net import run_with_timeout
 from ..protocol.messages.heartbeat import HeartbeatRequest
 from ..protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from ..protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity
@@ -185,7 +186,7 @@ class GroupCoordinator:
             if left <= 0:
                 raise Errors.KafkaTimeoutError(f"no coordinator found for group {self.group_id!r}")
             try:
-                node = await asyncio.wait_for(asyncio.shield(self._coordinator_lookup), left)
+                node = await run_with_timeout(asyncio.shield(self._coordinator_lookup), left)
             except asyncio.TimeoutError:
                 raise Errors.KafkaTimeoutError(f"no coordinator found for group {self.group_id!r}") from None
             except Errors.KafkaError as exc:

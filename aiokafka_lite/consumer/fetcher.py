@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from .. import errors as Errors
+from ..net import run_with_timeout
 from ..net.fetch_request import FetchAt, build_fetch, fetch_version
 from ..protocol.messages.fetch import FetchRequest
 from ..records import decode_arrow, decode_records
@@ -154,7 +155,7 @@ class Fetcher:
                     await self._wake.wait()
                 else:
                     try:
-                        await asyncio.wait_for(self._wake.wait(), delay)
+                        await run_with_timeout(self._wake.wait(), delay)
                     except asyncio.TimeoutError:
                         pass
         except asyncio.CancelledError:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import errors as Errors
+from ..net import run_with_timeout
 from ..protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from ..structs import TopicPartition
 from . import cluster_view as cv
@@ -233,7 +234,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
 
     async def _sleep(self, seconds: float) -> None:
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._hb_wake.wait(), max(0.0, seconds))
+            await run_with_timeout(self._hb_wake.wait(), max(0.0, seconds))
 
     async def _heartbeat_version(self, node: int) -> int:
         try:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import errors as Errors
+from ..net import run_with_timeout
 from ..protocol.messages.share_acknowledge import AcknowledgementBatch as AckBatchA
 from ..protocol.messages.share_acknowledge import (
     AcknowledgePartition,
@@ -172,7 +173,7 @@ class ShareFetcher:
                             s.task = asyncio.get_running_loop().create_task(
                                 self._run_session(s), name=f"aiokafka_lite-share-fetch-{node}")
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), 1.0)
+                    await run_with_timeout(self._wake.wait(), 1.0)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:
@@ -215,7 +216,7 @@ class ShareFetcher:
 
     async def _sleep(self, seconds: float) -> None:
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._kick.wait(), max(seconds, 0.0))
+            await run_with_timeout(self._kick.wait(), max(seconds, 0.0))
 
     def _reset(self, s: _Session) -> None:
         """The broker's session is gone, and with it every lock it held: forget what it held."""

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import errors as Errors
+from ..net import run_with_timeout
 from ..protocol.messages.share_group_heartbeat import ShareGroupHeartbeatRequest
 from ..structs import TopicPartition
 from . import cluster_view as cv
@@ -56,7 +57,7 @@ class ShareGroupDriver:
     async def find_coordinator(self, deadline: float) -> int:
         if self.coordinator is None:
             try:
-                self.coordinator = await asyncio.wait_for(
+                self.coordinator = await run_with_timeout(
                     cv.find_coordinator(self._client, self.member.group_id),
                     max(0.001, deadline - time.monotonic()))
             except asyncio.TimeoutError:
@@ -101,7 +102,7 @@ class ShareGroupDriver:
 
     async def _sleep(self, seconds: float) -> None:
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), max(0.0, seconds))
+            await run_with_timeout(self._wake.wait(), max(0.0, seconds))
 
     async def _heartbeat_once(self) -> None:
         m = self.member

@@ -5,6 +5,7 @@ Layers above use :class:`KafkaClient` (one per producer, consumer or admin clien
 underneath, usable on its own (tests, tools).
 """
 
+from ._timeout import run_with_timeout
 from .client import KafkaClient, MetadataListener
 from .connection import BrokerConnection
 from .metadata import ClusterMetadata
@@ -23,4 +24,5 @@ __all__ = [
     "PlainClient",
     "ScramClient",
     "choose_version",
+    "run_with_timeout",
 ]

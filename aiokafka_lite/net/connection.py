@@ -84,7 +84,8 @@ class BrokerConnection(asyncio.Protocol):
         self.close_reason: BaseException | None = None
         #: True once the handshake completed (stays True after close: "this connection worked").
         self.established = False
-        self._tls_hint = ""  # added to connect errors while a TLS handshake (or a KDC answer) is pending
+        #: Added to connect errors while a TLS handshake (or, set by handshake.py, a KDC answer) is pending.
+        self.pending_hint = ""
         #: The broker's supported range per API key, from ApiVersions.
         self.api_versions: dict[int, tuple[int, int]] = {}
         #: The ApiVersions version this connection starts with (lowered to 0 when a broker refuses it).
@@ -194,7 +195,7 @@ class BrokerConnection(asyncio.Protocol):
         except asyncio.TimeoutError:
             exc = KafkaConnectionError(
                 f"connecting to {self} timed out after {round(timeout * 1000)} ms "
-                "(socket_connection_setup_timeout_ms)" + self._tls_hint
+                "(socket_connection_setup_timeout_ms)" + self.pending_hint
             )
             self.close(exc)
             raise exc from None
@@ -221,7 +222,7 @@ class BrokerConnection(asyncio.Protocol):
             ctx = ssl.create_default_context()
         # A plaintext broker never answers a ClientHello (it waits for the rest of a "frame" that large),
         # so a TLS handshake that stalls or is cut off says which port question to ask.
-        self._tls_hint = ("; no TLS handshake answer: is this a TLS port? (security_protocol="
+        self.pending_hint = ("; no TLS handshake answer: is this a TLS port? (security_protocol="
                           f"{self.settings.security_protocol})") if ctx is not None else ""
         try:
             await self._loop.create_connection(
@@ -237,8 +238,8 @@ class BrokerConnection(asyncio.Protocol):
             raise AuthenticationFailedError(f"TLS handshake with {self} failed: {exc}{hint}") from exc
         except OSError as exc:
             sock.close()
-            raise KafkaConnectionError(f"cannot connect to {self}: {exc}{self._tls_hint}") from exc
-        self._tls_hint = ""
+            raise KafkaConnectionError(f"cannot connect to {self}: {exc}{self.pending_hint}") from exc
+        self.pending_hint = ""
         if self._closed:
             raise self._closed_error()
         await negotiate_api_versions(self)

@@ -123,9 +123,9 @@ async def authenticate(conn: BrokerConnection, *, reauth: bool = False, token_li
     auth_version = conn.version_for(SaslAuthenticateRequest)
     if client is None:
         # May wait for the KDC (in a thread): a connect timeout meanwhile says so.
-        conn._tls_hint = "; no answer yet from the Kerberos KDC (see krb5.conf / KRB5_CONFIG)"
+        conn.pending_hint = "; no answer yet from the Kerberos KDC (see krb5.conf / KRB5_CONFIG)"
         gss = await start_gssapi(settings, conn.host)
-        conn._tls_hint = ""
+        conn.pending_hint = ""
         client, subject = gss, f"principal {gss.principal!r}"
     elif settings.sasl_oauth is None:
         subject = f"user {settings.sasl_username!r}"

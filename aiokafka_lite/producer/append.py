@@ -21,6 +21,7 @@ from ..errors import IllegalArgumentError, ProducerClosedError
 from ..records import BATCH_OVERHEAD, RECORD_OVERHEAD_MAX, BatchBuilder
 from ..structs import TopicPartition
 from .batch import ProducerBatch
+from .doorbell import Doorbell
 from .handles import BatchResult
 from .memory import MemoryPool
 from .partitioner import PartitionChooser, PartitionerSpec, StickyPartitioner, resolve_partitioner
@@ -49,7 +50,7 @@ class AppendCore:
                  loop: asyncio.AbstractEventLoop, delivery_timeout_ms: int, transactional: bool = False,
                  keep_handles: bool = False, max_batch_bytes: int = 0,
                  partitioner: PartitionerSpec | None = None, txn: TxnGate | None = None,
-                 guard: Callable[[], None] = _no_guard) -> None:
+                 guard: Callable[[], None] = _no_guard, bell: Doorbell | None = None) -> None:
         self.batch_size = batch_size
         self.linger = linger_ms / 1000
         self.delivery_timeout = delivery_timeout_ms / 1000
@@ -77,12 +78,9 @@ class AppendCore:
         #: Raises when the producer may take no more records (it failed or is stopping); asked before
         #: every new batch, since a send may have waited for memory meanwhile.
         self.guard = guard
-        #: Called when a batch fills up (or a new one closes the one before): the Sender should look again.
-        self.wakeup: Callable[[], None] = lambda: None
-        #: Called with the loop time a new lone batch lingers out: the Sender must look again by then.
-        #: (Not a plain wakeup: a burst to many partitions opens a batch on each, and a Sender round per
-        #: new batch scans every partition -- quadratic, 64 us of CPU per record with 1,000 partitions.)
-        self.wake_by: Callable[[float], None] = lambda when: self.wakeup()
+        #: Rung when a batch fills up (or a new one closes the one before), and by when a new lone batch
+        #: lingers out: the Sender sleeps on it.
+        self.bell = bell if bell is not None else Doorbell(loop)
 
     # -- one record ------------------------------------------------------------------------------
 
@@ -132,7 +130,7 @@ class AppendCore:
             raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
         if delta is None:
             batch.is_open = False
-            self.wakeup()
+            self.bell.ring()
             return None
         return batch, delta
 
@@ -243,7 +241,7 @@ class AppendCore:
             raise
         if pos + added < len(values):
             batch.is_open = False  # full
-            self.wakeup()
+            self.bell.ring()
         return added
 
     # -- batches -----------------------------------------------------------------------------------
@@ -285,9 +283,9 @@ class AppendCore:
         dq.append(batch)
         self.incomplete.add(batch)
         if closed_one:
-            self.wakeup()
+            self.bell.ring()
         else:
-            self.wake_by(batch.created + self.linger)
+            self.bell.ring_by(batch.created + self.linger)
         return batch
 
     def discard_empty(self, batch: ProducerBatch) -> None:

@@ -33,6 +33,7 @@ from .accumulator import RecordAccumulator
 from .batch import ProducerBatch
 from .bulk import BulkFuture, check_sizes, serialized_many
 from .core import RUNNING, SendCore, TopicInfo
+from .doorbell import Doorbell
 from .handles import RecordFuture, make_future
 from .idempotence import IdempotenceState
 from .interceptors import Interceptors, ProducerRecord
@@ -157,6 +158,7 @@ class Producer(SendCore):
         await self._client.start()
         try:
             pool = MemoryPool(cfg.buffer_memory)
+            bell = Doorbell(loop)  # the Sender sleeps on it; appends and the transaction manager ring it
             if self._idempotent:
                 self._idem = IdempotenceState(transactional=self._transactional_id is not None)
             if self._transactional_id is not None:
@@ -164,7 +166,7 @@ class Producer(SendCore):
                 self._txn = TransactionManager(
                     self._client, self._idem, self._transactional_id,
                     transaction_timeout_ms=cfg.transaction_timeout_ms, retry_backoff_ms=cfg.retry_backoff_ms,
-                    request_timeout_ms=cfg.request_timeout_ms, wakeup=lambda: acc.wakeup())
+                    request_timeout_ms=cfg.request_timeout_ms, wakeup=bell.ring)
             acc = self._acc = RecordAccumulator(
                 batch_size=cfg.batch_size, linger_ms=cfg.linger_ms, compression=self._codec, pool=pool,
                 loop=loop, delivery_timeout_ms=cfg.delivery_timeout_ms,
@@ -173,7 +175,7 @@ class Producer(SendCore):
                 # request slots busy on a far link) takes more records instead of queueing small ones.
                 max_batch_bytes=min(cfg.max_batch_bytes, cfg.max_request_size - 4096),
                 keep_handles=bool(self._interceptors and self._interceptors.wants_acks),
-                partitioner=self._partitioner, txn=self._txn, guard=self._check_usable)
+                partitioner=self._partitioner, txn=self._txn, guard=self._check_usable, bell=bell)
             self._batches = acc.batches
             sender = self._sender = Sender(
                 self._client, acc, acks=cfg.acks, max_request_size=cfg.max_request_size,
@@ -182,8 +184,6 @@ class Producer(SendCore):
                 retry_backoff_max_ms=cfg.retry_backoff_max_ms, idempotence=self._idem, transactions=self._txn,
                 metrics=self._metrics, on_fatal=self._on_fatal,
                 on_ack=self._on_ack if acc.keep_handles else None)
-            acc.wakeup = sender.wakeup
-            acc.wake_by = sender.wake_by
             self._client.add_metadata_listener(self._on_metadata)
             sender.start()
             self._hub.start()

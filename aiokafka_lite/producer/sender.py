@@ -58,11 +58,6 @@ PRODUCE_MAX_VERSION = 12
 _STATE_REFUSALS = (OutOfOrderSequenceNumberError, UnknownProducerIdError, InvalidProducerEpochError)
 
 
-def _set_none(fut: asyncio.Future[None]) -> None:
-    if not fut.done():
-        fut.set_result(None)
-
-
 class Sender:
     """Drives one producer's accumulator; ``start()`` spawns the task, ``close()`` drains and ends it."""
 
@@ -96,10 +91,7 @@ class Sender:
         #: The last connect failure per node, until a connect succeeds (for expiry messages).
         self._connect_errors: dict[int, BaseException] = {}
         self._tasks: set[asyncio.Future[Any]] = set()
-        self._wake: asyncio.Future[None] | None = None
-        #: When the current sleep ends (loop time; valid while ``_wake`` is set).
-        self._wake_at = 0.0
-        self._woken = False
+        self._bell = accumulator.bell
         self._task: asyncio.Task[None] | None = None
         self._closing = False
         self._force = False
@@ -116,19 +108,8 @@ class Sender:
         return self._task is not None and not self._task.done()
 
     def wakeup(self) -> None:
-        """Make the task look again now (cheap; called for every new batch)."""
-        fut = self._wake
-        if fut is not None:
-            if not fut.done():
-                fut.set_result(None)
-        else:
-            self._woken = True
-
-    def wake_by(self, when: float) -> None:
-        """Make sure the task looks again by loop time ``when`` (a new batch lingering out then): no
-        round now if its current sleep already ends by then."""
-        if self._wake is None or when < self._wake_at:
-            self.wakeup()
+        """Make the task look again now."""
+        self._bell.ring()
 
     async def close(self, timeout: float | None = None) -> None:
         """Send what is queued, wait for the answers, then stop; after ``timeout`` s give up and fail
@@ -176,7 +157,7 @@ class Sender:
                 delay = await self._run_once()
                 if self._closing and not self.acc.incomplete and not self._inflight_per_node_total():
                     continue  # finished this round: leave now instead of sleeping for a wakeup
-                await self._sleep(delay)
+                await self._bell.sleep(delay)
         except asyncio.CancelledError:
             if not self._force:
                 self._fail_everything(ProducerClosedError("the producer's sender task was cancelled"))
@@ -189,26 +170,6 @@ class Sender:
 
     def _inflight_per_node_total(self) -> int:
         return sum(self._inflight_per_node.values())
-
-    async def _sleep(self, delay: float) -> None:
-        if self._woken:
-            self._woken = False
-            if delay > 0:
-                await asyncio.sleep(0)
-                return
-        if delay <= 0:
-            await asyncio.sleep(0)
-            return
-        fut = self._wake = self.loop.create_future()
-        self._wake_at = self.loop.time() + delay
-        handle = self.loop.call_later(delay, _set_none, fut) if delay != float("inf") else None
-        try:
-            await fut
-        finally:
-            self._wake = None
-            self._woken = False
-            if handle is not None:
-                handle.cancel()
 
     async def _run_once(self) -> float:
         """One round; returns how long to sleep before the next."""

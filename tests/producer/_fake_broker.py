@@ -328,7 +328,7 @@ class Rig:
             self.txn = TransactionManager(
                 self.client, self.idem, transactional_id,  # type: ignore[arg-type]
                 transaction_timeout_ms=60_000, retry_backoff_ms=retry_backoff_ms,
-                request_timeout_ms=request_timeout_ms, wakeup=lambda: self.acc.wakeup())
+                request_timeout_ms=request_timeout_ms, wakeup=self.acc.bell.ring)
         self.fatal: list[BaseException] = []
         self.metrics = ProducerMetrics()
         self.sender = Sender(
@@ -336,7 +336,6 @@ class Rig:
             max_in_flight=max_in_flight, retries=retries, request_timeout_ms=request_timeout_ms,
             retry_backoff_ms=retry_backoff_ms, retry_backoff_max_ms=retry_backoff_max_ms,
             idempotence=self.idem, transactions=self.txn, metrics=self.metrics, on_fatal=self.fatal.append)
-        self.acc.wakeup = self.sender.wakeup
         #: Event-loop iterations spent in :meth:`until` and :meth:`settle`, and virtual-clock jumps.
         self.steps = 0
         self.jumps = 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from aiokafka_lite.producer.accumulator import RecordAccumulator
+from aiokafka_lite.producer.doorbell import Doorbell
 from aiokafka_lite.producer.memory import MemoryPool
 from aiokafka_lite.structs import TopicPartition
 
@@ -171,14 +172,20 @@ async def test_no_growth_without_max_batch_bytes() -> None:
 
 async def test_a_new_lone_batch_asks_for_a_look_by_its_linger_not_now() -> None:
     """A burst to many partitions opens a batch on each: each asks the Sender to look by the time it
-    lingers out (wake_by), not at once (wakeup) -- a round per new batch scans every partition, which
+    lingers out (ring_by), not at once (ring) -- a round per new batch scans every partition, which
     cost 64 us of CPU per record with 1,000 partitions (bench/matrix.py). A new batch that closes the
     one before it makes that one sendable now, so it wakes the Sender."""
     loop = asyncio.get_running_loop()
-    acc = make(loop)
     woken: list[str] = []
-    acc.wakeup = lambda: woken.append("now")
-    acc.wake_by = lambda when: woken.append(f"by {when - acc.batches[T0][-1].created:.3f}")
+
+    class Bell(Doorbell):
+        def ring(self) -> None:
+            woken.append("now")
+
+        def ring_by(self, when: float) -> None:
+            woken.append(f"by {when - acc.batches[T0][-1].created:.3f}")
+
+    acc = make(loop, bell=Bell(loop))  # type: ignore[arg-type]
     fill(acc, T0, 1)
     assert woken == ["by 0.050"]
     fill(acc, T0, 60, size=20)  # the first batch fills and a second opens behind it
