@@ -29,11 +29,11 @@ from ..errors import (
     KafkaTimeoutError,
     ProtocolError,
 )
-from ..protocol import decode_response, encode_request
+from ..protocol import decode_response
 from . import debuglog
 from ._timeout import run_with_timeout
 from .conn_errors import api_name, bad_frame_size, closed_error, request_error
-from .framing import FrameReader, FrameSizeError
+from .framing import Frame, FrameReader, FrameSizeError, encode_frame, frame_size, write_frames
 from .reauth import Reauthenticator
 from .settings import ConnectionSettings, choose_version
 from .sockets import open_socket
@@ -111,7 +111,7 @@ class BrokerConnection(asyncio.Protocol):
         self._idle_timer: asyncio.TimerHandle | None = None
         self._last_io = self._loop.time()
         self._write_paused = False
-        self._wbuf: list[bytes | bytearray] = []
+        self._wbuf: list[Frame] = []
         self._drain_waiters: list[asyncio.Future[None]] = []
         #: Monotonic time before which no request is sent (the broker asked us to back off).
         self.throttled_until = 0.0
@@ -371,7 +371,7 @@ class BrokerConnection(asyncio.Protocol):
             if self.throttled_until and self.throttled_until > self._loop.time():
                 await self._wait_throttle()
             corr = self._corr = (self._corr + 1) & _MAX_CORRELATION_ID
-            data = encode_request(request, version, corr, self._client_id)
+            data = encode_frame(request, version, corr, self._client_id)
         except BaseException:
             self._release_slot()
             raise
@@ -386,12 +386,12 @@ class BrokerConnection(asyncio.Protocol):
         api_key = request.API_KEY
         self._inflight.append((corr, fut, -(api_key + 1) if raw else api_key, version, deadline, now))
         if self._debug:
-            debuglog.request(self._debug, self, api_key, version, corr, len(data))
+            debuglog.request(self._debug, self, api_key, version, corr, frame_size(data))
         self._last_io = now
         if self._wbuf or len(self._inflight) > 1:
             self._queue_write(data)
         else:
-            transport.write(data)  # alone on the wire: no reason to wait for company
+            write_frames(transport, (data,))  # alone on the wire: no reason to wait for company
         if self._timer is None or deadline < self._timer_at:
             self._arm_timer(deadline)
         return await fut
@@ -417,12 +417,12 @@ class BrokerConnection(asyncio.Protocol):
         if self.throttled_until and self.throttled_until > self._loop.time():
             await self._wait_throttle()
         corr = self._corr = (self._corr + 1) & _MAX_CORRELATION_ID
-        data = encode_request(request, version, corr, self._client_id)
+        data = encode_frame(request, version, corr, self._client_id)
         transport = self._transport
         if self._closed or transport is None:
             raise self._closed_error()
         if self._debug:
-            debuglog.request(self._debug, self, request.API_KEY, version, corr, len(data), oneway=True)
+            debuglog.request(self._debug, self, request.API_KEY, version, corr, frame_size(data), oneway=True)
         oneway = self._oneway
         oneway[corr] = None
         if len(oneway) > _MAX_ONEWAY_REMEMBERED:
@@ -431,13 +431,13 @@ class BrokerConnection(asyncio.Protocol):
         if self._wbuf or self._inflight:
             self._queue_write(data)
         else:
-            transport.write(data)
+            write_frames(transport, (data,))
         if self._write_paused:
             fut: asyncio.Future[None] = self._loop.create_future()
             self._drain_waiters.append(fut)
             await fut
 
-    def _queue_write(self, data: bytes | bytearray) -> None:
+    def _queue_write(self, data: Frame) -> None:
         """Queue a frame; all frames queued in one loop iteration leave in one write.
 
         With requests pipelined from many tasks, every response batch wakes many senders at once;
@@ -453,7 +453,7 @@ class BrokerConnection(asyncio.Protocol):
         frames, self._wbuf = self._wbuf, []
         transport = self._transport
         if transport is not None and frames:
-            transport.write(frames[0] if len(frames) == 1 else b"".join(frames))
+            write_frames(transport, frames)
 
     async def _acquire_slot(self) -> None:
         fut: asyncio.Future[None] = self._loop.create_future()

@@ -1,17 +1,62 @@
-"""Cutting Kafka frames out of a byte stream, without I/O (the receive half of net/connection.py).
+"""Kafka frames to and from a byte stream (the framing halves of net/connection.py).
 
 A Kafka frame is a 4-byte big-endian size and that many bytes. :class:`FrameReader` keeps the bytes of an
 unfinished frame between ``feed()`` calls and hands each complete frame to a callback as a memoryview
 into the received bytes (no copy when a frame arrives whole). It knows nothing of sockets or asyncio, so
 its cases (frames split anywhere, many per chunk, bad sizes) are tested on bytes alone.
+
+On the way out a frame is one buffer, or a list of parts (a Produce request whose record batches were
+left out of line, protocol/scatter.py): :func:`write_frames` hands the transport the small parts of
+several frames joined (one system call) and each record batch as it is (no copy).
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
 
-__all__ = ["FrameReader", "FrameSizeError"]
+from ..protocol import encode_request, encode_request_scattered
+from ..protocol.scatter import SCATTER_MIN
+
+__all__ = ["Frame", "FrameReader", "FrameSizeError", "encode_frame", "frame_size", "write_frames"]
+
+_PRODUCE_KEY = 0
+
+Buffer = bytes | bytearray | memoryview
+#: A request frame: one buffer, or its parts in order.
+Frame = bytes | bytearray | list[Buffer]
+
+
+class _Writable(Protocol):
+    def write(self, data: Buffer) -> None: ...
+
+
+def encode_frame(request: Any, version: int, corr: int, client_id: str | None) -> Frame:
+    """The request's frame; a Produce request's in parts, its record batches not copied."""
+    if request.API_KEY == _PRODUCE_KEY:
+        return encode_request_scattered(request, version, corr, client_id)
+    return encode_request(request, version, corr, client_id)
+
+
+def frame_size(frame: Frame) -> int:
+    return sum(len(p) for p in frame) if isinstance(frame, list) else len(frame)
+
+
+def write_frames(transport: _Writable, frames: Iterable[Frame]) -> None:
+    """Write frames in order: small parts joined into one write, record batches each on their own."""
+    small: list[Buffer] = []
+    for frame in frames:
+        for part in (frame if isinstance(frame, list) else (frame,)):
+            if len(part) >= SCATTER_MIN:
+                if small:
+                    transport.write(small[0] if len(small) == 1 else b"".join(small))
+                    small = []
+                transport.write(part)
+            else:
+                small.append(part)
+    if small:
+        transport.write(small[0] if len(small) == 1 else b"".join(small))
 
 _unpack_int32 = struct.Struct(">i").unpack_from
 

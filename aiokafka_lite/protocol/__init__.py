@@ -31,6 +31,7 @@ from .consumer_protocol import (
     encode_subscription,
 )
 from .messages import API_KEYS, REQUESTS, RESPONSES
+from .scatter import encode_request_parts, scatter_buffer
 
 __all__ = [
     "API_KEYS",
@@ -45,6 +46,7 @@ __all__ = [
     "decode_subscription",
     "encode_assignment",
     "encode_request",
+    "encode_request_scattered",
     "encode_response",
     "encode_subscription",
     "peek_correlation_id",
@@ -119,17 +121,31 @@ def encode_request(request: Message, api_version: int, correlation_id: int,
     The buffer it was built in, not a ``bytes`` copy of it: a produce request carries megabytes of
     record batches, and the transport takes any bytes-like object (one copy of every byte less).
     """
+    out = bytearray(b"\0\0\0\0")
+    _encode_into(out, request, api_version, correlation_id, client_id)
+    INT32.pack_into(out, 0, len(out) - 4)
+    return out
+
+
+def encode_request_scattered(request: Message, api_version: int, correlation_id: int,
+                             client_id: str | None) -> list[bytes | bytearray | memoryview]:
+    """The frame :func:`encode_request` gives, as parts whose large byte values (record batches) are the
+    caller's own objects, not copies (see scatter.py)."""
+    out = scatter_buffer(b"\0\0\0\0")
+    _encode_into(out, request, api_version, correlation_id, client_id)
+    return encode_request_parts(out)
+
+
+def _encode_into(out: bytearray, request: Message, api_version: int, correlation_id: int,
+                 client_id: str | None) -> None:
     api_key = request.API_KEY
     header_version = request_header_version(api_key, api_version)
-    out = bytearray(b"\0\0\0\0")
     out += _HHI.pack(api_key, api_version, correlation_id)
     if header_version >= 1:
         write_nullable_string(out, client_id)  # never compact: old brokers must read any ApiVersions header
         if header_version >= 2:
             out.append(0)  # no header tagged fields
     request.encode_into(out, api_version)
-    INT32.pack_into(out, 0, len(out) - 4)
-    return out
 
 
 def peek_correlation_id(frame: Buffer) -> int:

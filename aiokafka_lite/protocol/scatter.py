@@ -1,0 +1,67 @@
+"""A request frame in parts, its large byte values (record batches) left where they are.
+
+``encode_request`` builds a frame in one bytearray: every record batch of a Produce request is copied
+into it, into freshly allocated memory the kernel first has to fault in and zero, and then copied again
+into the socket. :func:`encode_request_parts` gives the same bytes as a list instead: the request's own
+fields in pieces of the buffer, and each byte value of :data:`SCATTER_MIN` bytes or more as the object
+the caller passed (the batch's ``bytes``), so the connection writes it to the socket directly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._codec import INT32
+
+__all__ = ["SCATTER_MIN", "encode_request_parts", "frame_size", "scatter_buffer"]
+
+#: Byte values this long or longer stay out of line (below it, a copy costs less than a write call).
+SCATTER_MIN = 8192
+
+Buffer = bytes | bytearray | memoryview
+
+
+class _ScatterBuffer(bytearray):
+    """The generated encoders append byte values with ``out += value``: large ones are noted here, with
+    where they belong, instead of copied."""
+
+    __slots__ = ("size", "spans")
+
+    def __init__(self, initial: bytes) -> None:
+        super().__init__(initial)
+        self.spans: list[tuple[int, Buffer]] = []
+        #: Bytes kept out of line so far.
+        self.size = 0
+
+    def __iadd__(self, value: Any) -> _ScatterBuffer:  # type: ignore[misc]  # (a bytes-like value)
+        n = len(value)
+        if n >= SCATTER_MIN and type(value) in (bytes, memoryview):
+            self.spans.append((len(self), value))
+            self.size += n
+            return self
+        self.extend(value)
+        return self
+
+
+def scatter_buffer(initial: bytes) -> _ScatterBuffer:
+    return _ScatterBuffer(initial)
+
+
+def encode_request_parts(out: _ScatterBuffer) -> list[Buffer]:
+    """Finish a frame built in ``out`` (whose first four bytes are the size prefix): its parts in order."""
+    INT32.pack_into(out, 0, len(out) + out.size - 4)
+    if not out.spans:
+        return [out]
+    view = memoryview(out)
+    parts: list[Buffer] = []
+    at = 0
+    for pos, value in out.spans:
+        parts.append(view[at:pos])
+        parts.append(value)
+        at = pos
+    parts.append(view[at:])
+    return parts
+
+
+def frame_size(parts: list[Buffer]) -> int:
+    return sum(len(p) for p in parts)
