@@ -354,7 +354,7 @@ class Producer(SendCore):
             # Batches were closed: let the Sender run, so network I/O overlaps with a caller that sends
             # in a tight loop (send() itself never has to suspend otherwise) -- once per ~64 KiB of
             # batches, as a loop iteration per small batch would cost more than it brings.
-            self._unyielded += self._batch_size
+            self._unyielded += batch.reserved  # (what it holds of buffer_memory, see append.FIRST_RESERVE)
             if self._unyielded >= _YIELD_BYTES:
                 self._unyielded = 0
                 await asyncio.sleep(0)
