@@ -49,11 +49,7 @@ class RecordAccumulator(AppendCore):
         next_delay = float("inf")
         exhausted = self.pool.queued > 0
         urgent = exhausted or self.closed or self.flushes_in_progress > 0
-        # A batch that lingers out within ``slack`` goes with this round instead of waking the Sender for
-        # a round of its own: with many partitions each getting a record now and then, batches linger out
-        # one after another, and a round per batch (each scanning every partition) cost 60 us per record
-        # with 1,000 partitions -- slower sends, so one-record batches, so more rounds.
-        linger = self.linger - min(self.linger * 0.2, 0.001)
+        linger = self.linger
         muted = self.muted
         for tp, dq in self.batches.items():
             if not dq:

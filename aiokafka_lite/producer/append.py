@@ -286,12 +286,8 @@ class AppendCore:
         elif dq:
             dq[-1].is_open = False
             closed_one = True
-        builder = BatchBuilder(self.compression, max(self.batch_size, reserved),
-                               is_transactional=self.transactional)
-        if reserved < self.batch_size:
-            # It takes what it reserved, more as it fills (_extend); its buffer is sized for batch_size at
-            # once (memory the kernel maps only as records fill it), so growing never copies.
-            builder.grow(reserved - self.batch_size)
+        # It takes what it reserved, more as it fills (_extend), its buffer growing with it.
+        builder = BatchBuilder(self.compression, reserved, is_transactional=self.transactional)
         batch = ProducerBatch(tp, builder, BatchResult(tp.topic, tp.partition, self.loop), self.loop.time(),
                               reserved)
         if self.keep_handles:
