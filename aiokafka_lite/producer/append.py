@@ -126,14 +126,10 @@ class AppendCore:
         batch = self.open_batch(tp)
         if batch is None:
             return None
-        builder = batch.builder
-        assert builder is not None
         try:
-            delta = builder.append(timestamp_ms, key, value, headers)
-            while delta is None and self._extend(batch):
-                delta = builder.append(timestamp_ms, key, value, headers)
+            delta = self._put(batch, timestamp_ms, key, value, headers)
             if delta is None and grow and self.try_grow(batch):
-                delta = builder.append(timestamp_ms, key, value, headers)
+                delta = self._put(batch, timestamp_ms, key, value, headers)
         except TypeError as exc:
             raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
         if delta is None:
@@ -148,12 +144,8 @@ class AppendCore:
         """Reserve memory for a new batch (waiting up to ``max_block`` s) and append the record there --
         or to a batch another send() opened meanwhile."""
         batch = await self.reserve_batch(tp, nbytes, max_block)
-        builder = batch.builder
-        assert builder is not None
         try:
-            delta = builder.append(timestamp_ms, key, value, headers)
-            while delta is None and self._extend(batch):
-                delta = builder.append(timestamp_ms, key, value, headers)
+            delta = self._put(batch, timestamp_ms, key, value, headers)
         except BaseException as exc:
             self.discard_empty(batch)  # a new batch without records must never reach the Sender
             if isinstance(exc, TypeError):
@@ -163,6 +155,17 @@ class AppendCore:
             batch.is_open = False
             return await self.append_new(tp, timestamp_ms, key, value, headers, nbytes, max_block)
         return batch, delta
+
+    def _put(self, batch: ProducerBatch, timestamp_ms: int, key: bytes | None, value: bytes | None,
+             headers: Any) -> int | None:
+        """Append to ``batch``, reserving more of batch_size as needed (:meth:`_extend`); the offset delta,
+        or None when it is full."""
+        builder = batch.builder
+        assert builder is not None
+        delta = builder.append(timestamp_ms, key, value, headers)
+        while delta is None and self._extend(batch):
+            delta = builder.append(timestamp_ms, key, value, headers)
+        return delta
 
     # -- many records of one topic (send_many) ----------------------------------------------------
 
