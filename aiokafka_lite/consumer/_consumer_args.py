@@ -43,6 +43,14 @@ def _offset_and_metadata(value: Any) -> OffsetAndMetadata:
     return om
 
 
+def _spread(partitions: tuple[Any, ...]) -> set[TopicPartition]:
+    """``pause(tp, tp2)`` as aiokafka takes them, or ``pause([tp, tp2])`` as Java does: the partitions."""
+    if len(partitions) == 1 and not isinstance(partitions[0], TopicPartition) and \
+            isinstance(partitions[0], (list, tuple, set, frozenset)):
+        partitions = tuple(partitions[0])
+    return _partitions(partitions)
+
+
 def _partitions(partitions: Iterable[TopicPartition]) -> set[TopicPartition]:
     tps = set(partitions)
     for tp in tps:

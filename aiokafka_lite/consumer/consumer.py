@@ -29,6 +29,7 @@ from ._consumer_args import (
     _maybe_await,
     _offset_and_metadata,
     _partitions,
+    _spread,
     deserialize,
 )
 from .assignors import make_assignors
@@ -540,12 +541,13 @@ class Consumer(Generic[KT, VT]):
         return None if lso < 0 else lso
 
     # -- pause / resume ----------------------------------------------------------------------------------
-    def pause(self, *partitions: TopicPartition) -> None:
-        for tp in partitions:
+    def pause(self, *partitions: TopicPartition | Iterable[TopicPartition]) -> None:
+        """Stop fetching these partitions (``pause(tp1, tp2)``, or one collection of them)."""
+        for tp in _spread(partitions):
             self._subs.pause(tp)
 
-    def resume(self, *partitions: TopicPartition) -> None:
-        for tp in partitions:
+    def resume(self, *partitions: TopicPartition | Iterable[TopicPartition]) -> None:
+        for tp in _spread(partitions):
             self._subs.resume(tp)
 
     def paused(self) -> set[TopicPartition]:

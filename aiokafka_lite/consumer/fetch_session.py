@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from .. import errors as Errors
 from ..structs import TopicPartition
 
 INITIAL_EPOCH = 0
@@ -21,9 +22,10 @@ INITIAL_EPOCH = 0
 FINAL_EPOCH = -1
 _MAX_EPOCH = 2**31 - 1
 
-#: Top-level errors that end the session: FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH,
-#: FETCH_SESSION_TOPIC_ID_ERROR.
-SESSION_ERRORS = frozenset({70, 71, 106})
+#: Top-level errors that end the session.
+SESSION_ERRORS = frozenset(cls.errno for cls in (Errors.FetchSessionIdNotFoundError,
+                                                 Errors.InvalidFetchSessionEpochError,
+                                                 Errors.FetchSessionTopicIdError))
 
 
 class FetchPosition(NamedTuple):
