@@ -83,7 +83,13 @@ async def test_each_request_class_its_own_connection(
         client = c._client
         assert {b.node_id for b in client.cluster.brokers()} == real
         node = next(iter(real))
-        conns = [client.connection(node, cls) for cls in (None, FetchRequest, JoinGroupRequest)]
-        assert all(conn is not None for conn in conns)
+        # The assignment can arrive before the first Fetch (offsets are looked up first): keep polling
+        # until each lane has been opened, as CI once caught the fetch lane not yet there.
+        classes = (None, FetchRequest, JoinGroupRequest)
+        conns = [client.connection(node, cls) for cls in classes]
+        while not all(conn is not None for conn in conns) and time.monotonic() < deadline:
+            await c.poll(timeout_ms=100)
+            conns = [client.connection(node, cls) for cls in classes]
+        assert all(conn is not None for conn in conns), conns
         assert len({id(conn) for conn in conns}) == 3
         assert client.connection(node, ProduceRequest) is None  # a consumer never opens one
