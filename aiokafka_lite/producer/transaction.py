@@ -258,6 +258,7 @@ class TransactionManager:
             self.state = TxnState.UNINITIALIZED
 
     async def _end_txn(self, node: int, commit: bool) -> None:
+        await self.client.ready(node, EndTxnRequest)  # a coordinator found anew may not be connected yet
         version = self.client.api_version(node, EndTxnRequest, END_TXN_MAX_VERSION)
         response = await self.client.send(node, EndTxnRequest(
             transactional_id=self.transactional_id, producer_id=self.idem.producer_id,
@@ -298,6 +299,7 @@ class TransactionManager:
             by_topic: dict[str, list[int]] = {}
             for tp in sorted(tps):
                 by_topic.setdefault(tp.topic, []).append(tp.partition)
+            await self.client.ready(node, AddPartitionsToTxnRequest)
             version = self.client.api_version(node, AddPartitionsToTxnRequest, ADD_PARTITIONS_MAX_VERSION)
             request = AddPartitionsToTxnRequest(
                 v3_and_below_transactional_id=self.transactional_id,

@@ -17,7 +17,7 @@ from _net_fakes import USERS
 
 from aiokafka_lite.config import Config
 from aiokafka_lite.consumer import Consumer
-from aiokafka_lite.errors import AuthenticationFailedError
+from aiokafka_lite.errors import AuthenticationFailedError, KafkaConnectionError
 from aiokafka_lite.net import KafkaClient
 from aiokafka_lite.net.reauth import Reauthenticator
 from aiokafka_lite.producer import Producer
@@ -110,7 +110,8 @@ async def test_without_reauth_the_session_end_kills_the_connection(
         await client.send(broker.node_id, MetadataRequest(topics=[]))
         conn = client.connection(broker.node_id)
         assert conn is not None
-        with pytest.raises(Exception, match="closed by the broker"):
+        # The front's close reads as an orderly end or, with a request still unread, a reset (CI saw both).
+        with pytest.raises(KafkaConnectionError, match=r"closed by the broker|reset by peer"):
             await _busy_metadata(client, broker.node_id, 3.0)
         assert conn.closed
     assert front.expired > expired

@@ -261,3 +261,35 @@ async def test_a_backlog_to_one_partition_goes_in_few_requests_on_a_far_link(
         requests = p.metrics()["request-total"] - before
     assert [m.offset for m in mds] == list(range(1, 3001))
     assert requests <= 5, f"{requests} produce requests for a 300 KB backlog"
+
+
+async def test_transaction_coordinator_moves_to_a_broker_never_connected(
+        mock_cluster: Callable[..., Any], new_topic: Callable[..., str]) -> None:
+    """The transaction coordinator moves to a broker this producer has never talked to (it leads no
+    partition, and was not the bootstrap). AddPartitionsToTxn and EndTxn connect to it before asking its
+    API versions; CI once saw AddPartitionsToTxn retry for 90 s on "node 2 has not been connected yet"."""
+    mc = mock_cluster(5)
+    topic = new_topic()
+    mc.create_topic(topic, partitions=1, replication_factor=3)
+    mc.set_leader(topic, 0, 1)
+    tid = new_topic("txn")
+    mc.set_coordinator("transaction", tid, 1)
+    host, port = mc.broker_address(1)
+    async with Producer(bootstrap_servers=f"{host}:{port}", transactional_id=tid,
+                        transaction_timeout_ms=10_000, request_timeout_ms=3000) as p:
+        await p.begin_transaction()
+        await p.send_and_wait(topic, b"one")
+        await p.commit_transaction()
+        pool = p._client._pool
+        # Metadata may have gone to a random broker: move to two that no connection has reached yet.
+        fresh = [n for n in mc.broker_ids if pool.api_versions(n) is None]
+        assert len(fresh) >= 2, fresh
+        mc.set_coordinator("transaction", tid, fresh[0])
+        await p.begin_transaction()
+        await asyncio.wait_for(p.send_and_wait(topic, b"two"), 15)
+        fresh = [n for n in mc.broker_ids if pool.api_versions(n) is None]
+        assert fresh
+        mc.set_coordinator("transaction", tid, fresh[0])
+        await asyncio.wait_for(p.commit_transaction(), 15)
+    got = await aread_confluent(mc.bootstrap, topic, 2, isolation="read_committed")
+    assert [g.value for g in got] == [b"one", b"two"]
