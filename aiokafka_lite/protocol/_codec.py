@@ -241,6 +241,53 @@ def read_compact_nullable_bytes(data: Buffer, pos: int) -> tuple[bytes | None, i
     return bytes(data[pos:end]), end
 
 
+def _records_slice(data: Buffer, pos: int, end: int) -> bytes | memoryview:
+    """Record data without a copy when ``data`` cannot change under it (``bytes``, or a read-only view
+    such as the connection's frames): a fetch answer's batches are read once, straight from the frame.
+    A ``bytearray`` (or a writable view) is copied, so that its owner may still resize or reuse it."""
+    if type(data) is memoryview:
+        return data[pos:end] if data.readonly else bytes(data[pos:end])
+    if type(data) is bytes:
+        return memoryview(data)[pos:end]
+    return bytes(data[pos:end])
+
+
+def read_records(data: Buffer, pos: int) -> tuple[bytes | memoryview, int]:
+    (size,) = _unpack_int32(data, pos)
+    pos += 4
+    if size < 0:
+        raise ProtocolError(f"null or negative length {size} for non-nullable records")
+    end = _slice_end(data, pos, size, "records")
+    return _records_slice(data, pos, end), end
+
+
+def read_nullable_records(data: Buffer, pos: int) -> tuple[bytes | memoryview | None, int]:
+    (size,) = _unpack_int32(data, pos)
+    pos += 4
+    if size < 0:
+        if size != -1:
+            raise ProtocolError(f"negative records length {size}")
+        return None, pos
+    end = _slice_end(data, pos, size, "records")
+    return _records_slice(data, pos, end), end
+
+
+def read_compact_records(data: Buffer, pos: int) -> tuple[bytes | memoryview, int]:
+    size, pos = read_uvarint(data, pos)
+    if size == 0:
+        raise ProtocolError("null compact records for a non-nullable field")
+    end = _slice_end(data, pos, size - 1, "compact records")
+    return _records_slice(data, pos, end), end
+
+
+def read_compact_nullable_records(data: Buffer, pos: int) -> tuple[bytes | memoryview | None, int]:
+    size, pos = read_uvarint(data, pos)
+    if size == 0:
+        return None, pos
+    end = _slice_end(data, pos, size - 1, "compact records")
+    return _records_slice(data, pos, end), end
+
+
 def read_uuid(data: Buffer, pos: int) -> tuple[uuid.UUID, int]:
     end = _slice_end(data, pos, 16, "uuid")
     return uuid.UUID(bytes=bytes(data[pos:end])), end

@@ -146,7 +146,8 @@ class DecoderEmitter(BaseEmitter):
         elif t == "string":
             lines.append(f"{ind}{e}, pos = {self.use(f'read_{c}{n}string')}(data, pos)")
         elif t in ("bytes", "records"):
-            lines.append(f"{ind}{e}, pos = {self.use(f'read_{c}{n}bytes')}(data, pos)")
+            # records: a view of the frame, not a copy (the batches are read once, by the decoder)
+            lines.append(f"{ind}{e}, pos = {self.use(f'read_{c}{n}{t}')}(data, pos)")
         else:
             raise SystemExit(f"unsupported type {t}")
         return lines

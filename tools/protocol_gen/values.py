@@ -81,7 +81,8 @@ def py_type(f: FieldSpec) -> str:
     elif f.elem in FIXED:
         base = FIXED[f.elem][2]
     else:
-        base = {"string": "str", "bytes": "bytes", "records": "bytes", "uuid": "uuid.UUID"}[f.elem]
+        base = {"string": "str", "bytes": "bytes", "records": "bytes | memoryview",
+                "uuid": "uuid.UUID"}[f.elem]
     if f.is_array:
         base = f"list[{base}]"
     return f"{base} | None" if f.can_be_null() else base

@@ -14,10 +14,10 @@ from .._codec import (
     Buffer,
     read_array_len,
     read_compact_array_len,
-    read_compact_nullable_bytes,
+    read_compact_nullable_records,
     read_compact_nullable_string,
     read_compact_string,
-    read_nullable_bytes,
+    read_nullable_records,
     read_prim_array,
     read_string,
     read_tag_count,
@@ -445,7 +445,7 @@ class PartitionData(Data):
     #: The preferred read replica for the consumer to use on its next fetch request. (versions 11+)
     preferred_read_replica: int
     #: The record data. (versions 0+, nullable 0+)
-    records: bytes | None
+    records: bytes | memoryview | None
     _unknown_tagged: list[tuple[int, bytes]] | None
 
     def __init__(
@@ -461,7 +461,7 @@ class PartitionData(Data):
         snapshot_id: SnapshotId = DEFAULT,
         aborted_transactions: list[AbortedTransaction] | None = DEFAULT,
         preferred_read_replica: int = -1,
-        records: bytes | None = None,
+        records: bytes | memoryview | None = None,
     ) -> None:
         self.partition_index = partition_index
         self.error_code = error_code
@@ -2100,7 +2100,7 @@ def _r_PartitionData_v4(data: Buffer, pos: int) -> tuple[PartitionData, int]:
             _e8, pos = _r_AbortedTransaction_v4(data, pos)
             _a8(_e8)
         o.aborted_transactions = _l8
-    o.records, pos = read_nullable_bytes(data, pos)
+    o.records, pos = read_nullable_records(data, pos)
     o.log_start_offset = -1
     o.diverging_epoch = EpochEndOffset()
     o.current_leader = LeaderIdAndEpoch()
@@ -2223,7 +2223,7 @@ def _r_PartitionData_v5(data: Buffer, pos: int) -> tuple[PartitionData, int]:
             _e8, pos = _r_AbortedTransaction_v4(data, pos)
             _a8(_e8)
         o.aborted_transactions = _l8
-    o.records, pos = read_nullable_bytes(data, pos)
+    o.records, pos = read_nullable_records(data, pos)
     o.diverging_epoch = EpochEndOffset()
     o.current_leader = LeaderIdAndEpoch()
     o.snapshot_id = SnapshotId()
@@ -2627,7 +2627,7 @@ def _r_PartitionData_v11(data: Buffer, pos: int) -> tuple[PartitionData, int]:
         o.aborted_transactions = _l8
     o.preferred_read_replica = _unpack_i(data, pos)[0]
     pos += 4
-    o.records, pos = read_nullable_bytes(data, pos)
+    o.records, pos = read_nullable_records(data, pos)
     o.diverging_epoch = EpochEndOffset()
     o.current_leader = LeaderIdAndEpoch()
     o.snapshot_id = SnapshotId()
@@ -2835,7 +2835,7 @@ def _r_PartitionData_v12(data: Buffer, pos: int) -> tuple[PartitionData, int]:
         o.aborted_transactions = _l8
     o.preferred_read_replica = _unpack_i(data, pos)[0]
     pos += 4
-    o.records, pos = read_compact_nullable_bytes(data, pos)
+    o.records, pos = read_compact_nullable_records(data, pos)
     o.diverging_epoch = EpochEndOffset()
     o.current_leader = LeaderIdAndEpoch()
     o.snapshot_id = SnapshotId()

@@ -14,10 +14,10 @@ from .._codec import (
     Buffer,
     read_array_len,
     read_compact_array_len,
-    read_compact_nullable_bytes,
+    read_compact_nullable_records,
     read_compact_nullable_string,
     read_compact_string,
-    read_nullable_bytes,
+    read_nullable_records,
     read_nullable_string,
     read_string,
     read_tag_count,
@@ -130,14 +130,14 @@ class PartitionProduceData(Data):
     #: The partition index. (versions 0+)
     index: int
     #: The record data to be produced. (versions 0+, nullable 0+)
-    records: bytes | None
+    records: bytes | memoryview | None
     _unknown_tagged: list[tuple[int, bytes]] | None
 
     def __init__(
         self,
         *,
         index: int = 0,
-        records: bytes | None = None,
+        records: bytes | memoryview | None = None,
     ) -> None:
         self.index = index
         self.records = records
@@ -374,7 +374,7 @@ def _r_PartitionProduceData_v3(data: Buffer, pos: int) -> tuple[PartitionProduce
     o = _new(PartitionProduceData)
     o.index = _unpack_i(data, pos)[0]
     pos += 4
-    o.records, pos = read_nullable_bytes(data, pos)
+    o.records, pos = read_nullable_records(data, pos)
     o._unknown_tagged = None
     return o, pos
 
@@ -454,7 +454,7 @@ def _r_PartitionProduceData_v9(data: Buffer, pos: int) -> tuple[PartitionProduce
     o = _new(PartitionProduceData)
     o.index = _unpack_i(data, pos)[0]
     pos += 4
-    o.records, pos = read_compact_nullable_bytes(data, pos)
+    o.records, pos = read_compact_nullable_records(data, pos)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

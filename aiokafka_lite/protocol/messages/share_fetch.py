@@ -13,7 +13,7 @@ from .._codec import (
     ZERO_UUID,
     Buffer,
     read_compact_array_len,
-    read_compact_nullable_bytes,
+    read_compact_nullable_records,
     read_compact_nullable_string,
     read_compact_string,
     read_prim_array,
@@ -332,7 +332,7 @@ class PartitionData(Data):
     #: The current leader of the partition. (versions 0+)
     current_leader: LeaderIdAndEpoch
     #: The record data. (versions 0+, nullable 0+)
-    records: bytes | None
+    records: bytes | memoryview | None
     #: The acquired records. (versions 0+)
     acquired_records: list[AcquiredRecords]
     _unknown_tagged: list[tuple[int, bytes]] | None
@@ -346,7 +346,7 @@ class PartitionData(Data):
         acknowledge_error_code: int = 0,
         acknowledge_error_message: str | None = None,
         current_leader: LeaderIdAndEpoch = DEFAULT,
-        records: bytes | None = None,
+        records: bytes | memoryview | None = None,
         acquired_records: list[AcquiredRecords] = DEFAULT,
     ) -> None:
         self.partition_index = partition_index
@@ -727,7 +727,7 @@ def _r_PartitionData_v1(data: Buffer, pos: int) -> tuple[PartitionData, int]:
     pos += 2
     o.acknowledge_error_message, pos = read_compact_nullable_string(data, pos)
     o.current_leader, pos = _r_LeaderIdAndEpoch_v1(data, pos)
-    o.records, pos = read_compact_nullable_bytes(data, pos)
+    o.records, pos = read_compact_nullable_records(data, pos)
     _n7, pos = read_compact_array_len(data, pos)
     if _n7 < 0:
         raise ProtocolError("non-nullable array PartitionData.acquired_records is null")
