@@ -1,9 +1,9 @@
 """Kafka frames to and from a byte stream (the framing halves of net/connection.py).
 
-A Kafka frame is a 4-byte big-endian size and that many bytes. :class:`FrameReader` keeps the bytes of an
-unfinished frame between ``feed()`` calls and hands each complete frame to a callback as a memoryview
-into the received bytes (no copy when a frame arrives whole). It knows nothing of sockets or asyncio, so
-its cases (frames split anywhere, many per chunk, bad sizes) are tested on bytes alone.
+A Kafka frame is a 4-byte big-endian size and that many bytes. :class:`FrameReader` owns the buffer the
+socket reads into and hands each complete frame to a callback as a read-only view of it (no copy, also
+when a frame spans many reads). It knows nothing of sockets or asyncio, so its cases (frames split
+anywhere, many per read, bad sizes, buffers renewed mid-frame) are tested on bytes alone.
 
 On the way out a frame is one buffer, or a list of parts (a Produce request whose record batches were
 left out of line, protocol/scatter.py): :func:`write_frames` hands the transport the small parts of
@@ -70,66 +70,98 @@ class FrameSizeError(ValueError):
         self.limit = limit
 
 
+#: A fresh receive buffer's size (more when one frame needs more): what asyncio reads at once by default.
+CHUNK = 256 * 1024
+#: With less room than this left and no frame begun, the next read goes to a fresh buffer.
+MIN_ROOM = 16 * 1024
+_SCRATCH = bytearray(4096)  # where a stopped reader lets the socket write what it will drop
+
+
 class FrameReader:
-    """Feeds complete frames to ``on_frame``; ``stop()`` (e.g. from inside ``on_frame``) ends the feed."""
+    """Frames out of a byte stream, read in place: the socket writes into the reader's buffer
+    (:meth:`get_buffer`, :meth:`buffer_updated`, asyncio's BufferedProtocol calls) and ``on_frame`` gets
+    each complete frame as a read-only view of that buffer.
 
-    __slots__ = ("_have", "_limit", "_parts", "_stopped", "_want")
+    A buffer is filled front to back and never written twice: when the next frame does not fit, a fresh
+    one is taken and the frame's first bytes move there. So a frame handed out never changes, and
+    decoders may keep views of it (a Fetch answer's record data is not copied; protocol/_codec.py).
+    :meth:`feed` takes bytes that were already read (tests, other transports); ``stop()`` (e.g. from
+    inside ``on_frame``) ends the stream.
+    """
 
-    def __init__(self, limit: int) -> None:
+    __slots__ = ("_buf", "_chunk", "_end", "_limit", "_rview", "_start", "_stopped", "_want", "_wview")
+
+    def __init__(self, limit: int, chunk: int = CHUNK) -> None:
         self._limit = limit
-        self._parts: list[bytes] = []
-        self._have = 0
-        self._want = 4
+        self._chunk = chunk
+        self._buf = bytearray()
+        self._wview = memoryview(self._buf)
+        self._rview = self._wview.toreadonly()
+        self._start = 0  # where the unfinished frame begins in _buf
+        self._end = 0  # where the next bytes go
+        self._want = 4  # bytes from _start that complete it (4 until its size is known)
         self._stopped = False
 
     @property
     def pending(self) -> int:
         """Bytes of an unfinished frame held back (0 between frames)."""
-        return self._have
+        return self._end - self._start
 
     def stop(self) -> None:
-        """No more frames: the rest of the current chunk and every later one are dropped."""
+        """No more frames: what is held and everything read later are dropped."""
         self._stopped = True
-        self._parts = []
-        self._have = 0
+        self._renew(0)
 
-    def feed(self, data: bytes, on_frame: Callable[[memoryview], object]) -> None:
-        """Take ``data`` and call ``on_frame`` with each frame it completes (the payload, without the size).
+    def _renew(self, size: int) -> None:
+        """A fresh buffer of ``size`` bytes, holding the unfinished frame's bytes at its start."""
+        have = 0 if self._stopped else self._end - self._start
+        buf = bytearray(max(size, have))
+        if have:
+            buf[:have] = self._wview[self._start:self._end]
+        self._buf, self._start, self._end = buf, 0, have
+        self._wview = memoryview(buf)
+        self._rview = self._wview.toreadonly()
 
-        Raises :class:`FrameSizeError` for an impossible size; the reader is stopped then.
-        """
+    def get_buffer(self) -> memoryview:
+        """Where the socket writes next: the rest of this buffer if the unfinished frame fits in it (and,
+        before a frame's size is known, at least MIN_ROOM is left), else a fresh one."""
+        if self._stopped:
+            return memoryview(_SCRATCH)
+        if self._start + self._want > len(self._buf) or (
+                self._want == 4 and len(self._buf) - self._end < MIN_ROOM):
+            self._renew(max(self._chunk, self._want))
+        return self._wview[self._end:]
+
+    def buffer_updated(self, nbytes: int, on_frame: Callable[[memoryview], object]) -> None:
+        """``nbytes`` were written where :meth:`get_buffer` said: call ``on_frame`` with each frame they
+        complete (the payload, without the size). Raises :class:`FrameSizeError` for an impossible size;
+        the reader is stopped then."""
         if self._stopped:
             return
-        if self._parts:
-            self._parts.append(data)
-            self._have += len(data)
-            if self._have < self._want:
-                return
-            data = b"".join(self._parts)
-            self._parts = []
-        n = len(data)
-        pos = 0
+        self._end += nbytes
+        view, pos, end, limit = self._rview, self._start, self._end, self._limit
         want = 4
-        view: memoryview | None = None
-        limit = self._limit
-        while n - pos >= 4:
-            size = _unpack_int32(data, pos)[0]
+        while end - pos >= 4:
+            size = _unpack_int32(view, pos)[0]
             if size < 4 or size > limit:
                 self.stop()
                 raise FrameSizeError(size, limit)
-            end = pos + 4 + size
-            if end > n:
+            frame_end = pos + 4 + size
+            if frame_end > end:
                 want = 4 + size
                 break
-            if view is None:
-                view = memoryview(data)
-            on_frame(view[pos + 4 : end])
+            on_frame(view[pos + 4:frame_end])
             if self._stopped:
                 return
-            pos = end
-        if pos < n:
-            self._parts = [data[pos:] if pos else data]
-            self._have = n - pos
-            self._want = want
-        else:
-            self._have = 0
+            pos = frame_end
+        self._start, self._want = pos, want
+
+    def feed(self, data: Buffer, on_frame: Callable[[memoryview], object]) -> None:
+        """Take bytes already read: as if the socket had written them (same frames, same errors)."""
+        src = memoryview(data)
+        while len(src) and not self._stopped:
+            dst = self.get_buffer()
+            n = min(len(dst), len(src))
+            dst[:n] = src[:n]
+            src = src[n:]
+            self.buffer_updated(n, on_frame)

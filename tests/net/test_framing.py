@@ -59,3 +59,48 @@ def test_stop_inside_the_callback_drops_the_rest() -> None:
 
     reader.feed(_frames([b"one!", b"two!", b"three"]), on_frame)
     assert got == [b"one!"] and reader.pending == 0
+
+
+@given(st.lists(st.binary(min_size=4, max_size=300), min_size=1, max_size=8), st.data(),
+       st.integers(1, 64))
+def test_small_buffers_renewed_mid_frame_give_the_same_frames(payloads: list[bytes], data: st.DataObject,
+                                                              chunk: int) -> None:
+    """Buffers far smaller than a frame: the frame's first bytes move to each fresh buffer."""
+    stream = _frames(payloads)
+    cuts = sorted(data.draw(st.sets(st.integers(1, len(stream) - 1), max_size=12)))
+    kept: list[memoryview] = []
+    reader = FrameReader(1 << 20, chunk=chunk)
+    for start, end in zip([0, *cuts], [*cuts, len(stream)], strict=True):
+        reader.feed(stream[start:end], kept.append)
+    assert [bytes(f) for f in kept] == payloads and reader.pending == 0
+
+
+def test_frames_handed_out_are_read_only_and_never_overwritten() -> None:
+    """Decoders keep views of a frame (a Fetch answer's records): later reads must not touch it."""
+    reader = FrameReader(1 << 20, chunk=64)
+    kept: list[memoryview] = []
+    first = [b"A" * 20, b"B" * 30]
+    reader.feed(_frames(first), kept.append)
+    for i in range(50):  # enough to fill and renew the buffer many times
+        reader.feed(_frames([bytes([i]) * 40]), kept.append)
+    assert [bytes(f) for f in kept[:2]] == first
+    assert all(f.readonly for f in kept)
+    assert [bytes(f) for f in kept[2:]] == [bytes([i]) * 40 for i in range(50)]
+
+
+def test_socket_writes_in_place() -> None:
+    """The BufferedProtocol path: the socket writes into get_buffer(); a large frame gets a buffer of
+    its own size, holding the bytes that came before it."""
+    reader = FrameReader(1 << 20, chunk=1024)
+    got: list[bytes] = []
+    big = b"z" * 5000
+    stream = _frames([b"tiny", big])
+    pos = 0
+    while pos < len(stream):
+        buf = reader.get_buffer()
+        assert len(buf) > 0
+        n = min(len(buf), 700, len(stream) - pos)
+        buf[:n] = stream[pos:pos + n]
+        pos += n
+        reader.buffer_updated(n, lambda f: got.append(bytes(f)))
+    assert got == [b"tiny", big] and reader.pending == 0
