@@ -70,10 +70,11 @@ class FrameSizeError(ValueError):
         self.limit = limit
 
 
-#: A fresh receive buffer's size (more when one frame needs more): what asyncio reads at once by default.
-CHUNK = 256 * 1024
+#: A fresh receive buffer's size, more when one frame needs more (a large frame gets a buffer of its own
+#: size once its first bytes are in). Every connection holds one, so it is kept small.
+CHUNK = 64 * 1024
 #: With less room than this left and no frame begun, the next read goes to a fresh buffer.
-MIN_ROOM = 16 * 1024
+MIN_ROOM = 4 * 1024
 _SCRATCH = bytearray(4096)  # where a stopped reader lets the socket write what it will drop
 
 
