@@ -6,6 +6,8 @@ from cpython.dict cimport PyDict_GetItem
 from cpython.object cimport PyObject
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 
+from asyncio import sleep as _sleep
+
 from ..structs import TopicPartition
 from ._handles cimport BatchResult, RecordFuture, make_future
 
@@ -20,6 +22,8 @@ cdef extern from "<time.h>" nogil:
 
 
 RUNNING = 1
+YIELD_BYTES = 65536
+cdef Py_ssize_t _YIELD_BYTES = YIELD_BYTES
 
 
 cdef inline long long _now_ms() noexcept:
@@ -62,6 +66,7 @@ cdef class SendCore:
     cdef public bint _sticky_null
     cdef public object _txn
     cdef public Py_ssize_t _size_fast_limit
+    cdef public Py_ssize_t _unyielded
 
     def __init__(self):
         self._state = 0
@@ -72,6 +77,7 @@ cdef class SendCore:
         self._sticky_null = True
         self._txn = None
         self._size_fast_limit = 0
+        self._unyielded = 0
 
     async def _send_slow(self, topic, value, key, partition, timestamp_ms, headers):
         raise NotImplementedError
@@ -148,4 +154,9 @@ cdef class SendCore:
             return await self._send_slow(topic, value, key, partition, ts, headers)
         if sticky:
             info.sticky_produced += n + 8
-        return make_future(<BatchResult>batch.result, <long long>delta, ts)
+        fut = make_future(<BatchResult>batch.result, <long long>delta, ts)
+        self._unyielded += n
+        if self._unyielded >= _YIELD_BYTES:
+            self._unyielded = 0
+            await _sleep(0)
+        return fut

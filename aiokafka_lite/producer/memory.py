@@ -1,8 +1,9 @@
 """The producer's memory bound (Java's BufferPool, as byte accounting).
 
-Every open batch reserves ``max(batch_size, record size)`` bytes of ``buffer_memory`` when it is created
-and gives them back when the broker answered (or the batch failed). When the pool is empty, ``send()``
-waits in FIFO order, up to ``max_block_ms``.
+A new batch reserves a first share of ``buffer_memory`` (``append.FIRST_RESERVE``, or its first record's
+size) and more as it fills; once built for sending it keeps only its bytes' worth
+(``AppendCore.close_batch``), and gives that back when the broker answered (or the batch failed). When
+the pool is empty, ``send()`` waits in FIFO order, up to ``max_block_ms``.
 
 Each release hands memory to the *first* waiter that fits and wakes only that one (and the next ones
 only while memory is left): waking every waiter on every freed batch -- what a shared

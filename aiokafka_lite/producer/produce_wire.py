@@ -53,13 +53,14 @@ def batch_outcomes(response: Any, batches: Sequence[ProducerBatch], node: int
             answers[(topic.name, part.index)] = part
     out: list[tuple[ProducerBatch, Ack | KafkaError]] = []
     for batch in batches:
-        where = f"{batch.tp.topic}-{batch.tp.partition}"
         part = answers.get((batch.tp.topic, batch.tp.partition))
+        if part is not None and part.error_code == 0:  # first: the common case, once per batch
+            out.append((batch, Ack(part.base_offset, part.log_append_time_ms)))
+            continue
+        where = f"{batch.tp.topic}-{batch.tp.partition}"
         if part is None:
             out.append((batch, KafkaConnectionError(
                 f"node {node} answered the produce request without {where}")))
-        elif part.error_code == 0:
-            out.append((batch, Ack(part.base_offset, part.log_append_time_ms)))
         elif part.error_code == _DUP:
             # Already written by an earlier attempt (I4): that is a success.
             out.append((batch, Ack(part.base_offset if part.base_offset >= 0 else -1, -1)))

@@ -32,7 +32,7 @@ from ..structs import OffsetAndMetadata, RecordMetadata, TopicPartition, check_t
 from .accumulator import RecordAccumulator
 from .batch import ProducerBatch
 from .bulk import BulkFuture, check_sizes, serialized_many
-from .core import RUNNING, SendCore, TopicInfo
+from .core import RUNNING, YIELD_BYTES, SendCore, TopicInfo
 from .doorbell import Doorbell
 from .handles import RecordFuture, make_future
 from .idempotence import IdempotenceState
@@ -54,8 +54,6 @@ __all__ = ["Producer"]
 log = logging.getLogger("aiokafka_lite.producer")
 
 _STOPPED = 2
-#: send() lets the Sender run after opening batches worth this many bytes.
-_YIELD_BYTES = 65536
 _FAILED = 3
 
 
@@ -129,7 +127,6 @@ class Producer(SendCore):
         self._started = False
         self._closed = False
         self._error: BaseException | None = None
-        self._unyielded = 0
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> Producer:
@@ -345,19 +342,16 @@ class Producer(SendCore):
         acc = self._acc
         assert acc is not None
         try:
-            batch, delta, opened = await acc.append_record(info, partition, ts, key, value, headers, nbytes,
+            batch, delta, _ = await acc.append_record(info, partition, ts, key, value, headers, nbytes,
                                                            self._max_block)
         except ProducerClosedError:
             self._raise_unusable()
             raise
-        if opened:
-            # Batches were closed: let the Sender run, so network I/O overlaps with a caller that sends
-            # in a tight loop (send() itself never has to suspend otherwise) -- once per ~64 KiB of
-            # batches, as a loop iteration per small batch would cost more than it brings.
-            self._unyielded += batch.reserved  # (what it holds of buffer_memory, see append.FIRST_RESERVE)
-            if self._unyielded >= _YIELD_BYTES:
-                self._unyielded = 0
-                await asyncio.sleep(0)
+        # Let other tasks run once per YIELD_BYTES of records, as the fast path does (see there).
+        self._unyielded += nbytes
+        if self._unyielded >= YIELD_BYTES:
+            self._unyielded = 0
+            await asyncio.sleep(0)
         fut = make_future(batch.result, delta, ts)
         if batch.handles is not None:
             batch.handles.append(fut)

@@ -354,7 +354,7 @@ class Sender:
                 continue
             if idem is not None:
                 idem.assign(batch)
-            batch.close()
+            self.acc.close_batch(batch)
             sendable.append(batch)
             batch.in_flight = True
             batch.node = node

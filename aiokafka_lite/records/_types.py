@@ -165,9 +165,15 @@ def encode_headers(headers: Any) -> list[tuple[bytes, bytes | None]]:
     return out
 
 
+_I16, _I32, _I64 = 1 << 15, 1 << 31, 1 << 63
+
+
 def check_batch_fields(base_offset: int, partition_leader_epoch: int, producer_id: int, producer_epoch: int,
                        base_sequence: int) -> None:
     """Raise IllegalArgumentError unless each field fits its width in the batch header."""
+    if (-_I64 <= base_offset < _I64 and -_I32 <= partition_leader_epoch < _I32 and -_I64 <= producer_id < _I64
+            and -_I16 <= producer_epoch < _I16 and -_I32 <= base_sequence < _I32):
+        return  # every new batch comes here: the common case builds no tuples
     for name, value, bits in (("base_offset", base_offset, 64),
                               ("partition_leader_epoch", partition_leader_epoch, 32),
                               ("producer_id", producer_id, 64), ("producer_epoch", producer_epoch, 16),

@@ -21,6 +21,7 @@ from aiokafka_lite.errors import (
     SerializationError,
 )
 from aiokafka_lite.producer import ProducerRecord, murmur2
+from aiokafka_lite.producer.core import YIELD_BYTES
 
 CODECS = [None, "gzip", "snappy", "lz4", "zstd"]
 
@@ -134,6 +135,28 @@ async def test_keyless_records_are_sticky_per_batch(tansu: EmbeddedBroker,
     # ~100 bytes per record, 5000-byte batches: a switch about every 50 records, never per record.
     assert 2000 / runs > 30
     assert len({m.partition for m in mds}) == 4
+
+
+async def test_a_tight_send_loop_lets_the_sender_go(tansu: EmbeddedBroker,
+                                                    new_topic: Callable[..., str]) -> None:
+    """send() does not wait for the network, but it lets other tasks run once per YIELD_BYTES queued: a
+    caller sending in a loop that awaits nothing else has its records on the wire before the loop ends,
+    instead of all of them waiting for flush() (or for the batch to need more memory)."""
+    topic = new_topic()
+    await asyncio.to_thread(create_topic, tansu.bootstrap, topic, 1)
+    async with Producer(bootstrap_servers=tansu.bootstrap, linger_ms=0, batch_size=4 << 20) as p:
+        await p.send_and_wait(topic, b"warm-up", partition=0)  # metadata and connection ready
+        before = p.metrics()["request-total"]
+        futs, first_request_at = [], None
+        # One open batch takes them all: every send after the first is the fast path, except where the
+        # batch takes more memory (at 16, 32, 64 KiB ... reserved).
+        for i in range(YIELD_BYTES * 3 // 100):
+            futs.append(await p.send(topic, b"v" * 100, partition=0))
+            if first_request_at is None and p.metrics()["request-total"] > before:
+                first_request_at = i
+        assert first_request_at is not None and first_request_at <= YIELD_BYTES // 100 + 2, first_request_at
+        await p.flush()
+        assert all(f.done() and f.exception() is None for f in futs)
 
 
 async def test_serializers_interceptors_and_from_config(broker: EmbeddedBroker,

@@ -1,5 +1,6 @@
 """A new batch reserves a first share of buffer_memory and more as it fills (append.FIRST_RESERVE), so many
-partitions with a lingering record each do not exhaust the pool; and the Sender's doorbell is rung by a
+partitions with a lingering record each do not exhaust the pool; a batch built for sending keeps only its
+bytes' worth, so batches in flight do not exhaust it either; and the Sender's doorbell is rung by a
 new batch only when the Sender sleeps past the batch's linger (never when a round is coming anyway)."""
 
 from __future__ import annotations
@@ -36,6 +37,28 @@ async def test_many_partitions_fit_and_a_batch_takes_more_as_it_fills() -> None:
     assert 200 * 1000 < batch.reserved <= BATCH and batch.builder is not None
     assert batch.builder.batch_size == batch.reserved
     assert pool.total - pool.available == 299 * FIRST_RESERVE + batch.reserved
+
+
+async def test_a_built_batch_gives_back_what_it_reserved_beyond_its_bytes() -> None:
+    loop = asyncio.get_running_loop()
+    pool = MemoryPool(FIRST_RESERVE * 2 + 1000)
+    acc = RecordAccumulator(batch_size=BATCH, linger_ms=5000, compression=0, pool=pool, loop=loop,
+                            delivery_timeout_ms=60000)
+    info = TopicInfo("t", range(3), range(3))
+    first, _, _ = await acc.append_record(info, 0, 1, None, b"a" * 100, None, 100, max_block=0.05)
+    await acc.append_record(info, 1, 1, None, b"b" * 100, None, 100, max_block=0.05)
+    assert pool.available == 1000
+    # A third partition's send waits for memory; the first batch going out (not yet answered) frees it.
+    third = asyncio.ensure_future(acc.append_record(info, 2, 1, None, b"c" * 100, None, 100, max_block=5))
+    await asyncio.sleep(0)
+    assert not third.done()
+    data = acc.close_batch(first)
+    assert data == first.data and first.reserved == len(data) < 200
+    await asyncio.wait_for(third, 1)
+    assert pool.total - pool.available == len(data) + 2 * FIRST_RESERVE
+    assert acc.close_batch(first) is data and first.reserved == len(data)  # a retry: nothing more
+    acc.complete(first)
+    assert pool.total - pool.available == 2 * FIRST_RESERVE
 
 
 async def test_an_empty_pool_closes_the_batch_instead_of_waiting() -> None:

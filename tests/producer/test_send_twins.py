@@ -17,7 +17,8 @@ from aiokafka_lite.producer.memory import MemoryPool
 from aiokafka_lite.producer.partitioner import murmur2_partition
 from aiokafka_lite.structs import TopicPartition
 
-_FIELDS = ("_state", "_plain", "_topics", "_batches", "_key_hash", "_sticky_null", "_txn", "_size_fast_limit")
+_FIELDS = ("_state", "_plain", "_topics", "_batches", "_key_hash", "_sticky_null", "_txn", "_size_fast_limit",
+           "_unyielded")
 _INFO = ("topic", "partitions", "num_partitions", "available", "tps", "sticky_partition", "sticky_produced",
          "deques")
 
