@@ -22,7 +22,7 @@ cdef extern from "<time.h>" nogil:
 
 
 RUNNING = 1
-YIELD_BYTES = 65536
+YIELD_BYTES = 131072
 cdef Py_ssize_t _YIELD_BYTES = YIELD_BYTES
 
 
