@@ -151,13 +151,21 @@ class BrokerConnection(asyncio.BufferedProtocol):
         return self._slots_used + len(self._slot_waiters)
 
     @property
-    def write_backlog(self) -> int:
-        """Bytes handed to ``send()`` but not yet to the socket (queued frames + the transport's buffer).
-        The producer sends a broker its next request only once this is 0, as Java's NetworkClient does,
-        so that large requests wait as batches rather than being copied into write buffers."""
-        transport = self._transport
-        queued = sum(map(len, self._wbuf)) if self._wbuf else 0
-        return queued + (transport.get_write_buffer_size() if transport is not None else 0)
+    def write_paused(self) -> bool:
+        """The transport holds more unsent bytes than its high-water mark (asyncio's pause_writing). The
+        producer sends a broker its next request only once it is not, as Java's NetworkClient waits for
+        the last request to be written, so that large requests wait as batches rather than as copies in
+        write buffers."""
+        return self._write_paused
+
+    def drained(self) -> asyncio.Future[None]:
+        """Done once the transport takes writes again (at once if it does); fails if the connection closes."""
+        fut: asyncio.Future[None] = self._loop.create_future()
+        if self._write_paused:
+            self._drain_waiters.append(fut)
+        else:
+            fut.set_result(None)
+        return fut
 
     @property
     def idle_for(self) -> float:

@@ -88,6 +88,7 @@ class Sender:
         self.loop = accumulator.loop
         self._inflight_per_node: dict[int, int] = {}
         self._connecting: set[int] = set()
+        self._drain_watch: set[int] = set()  # nodes whose connection we wait to drain (write_paused)
         #: The last connect failure per node, until a connect succeeds (for expiry messages).
         self._connect_errors: dict[int, BaseException] = {}
         self._tasks: set[asyncio.Future[Any]] = set()
@@ -204,11 +205,11 @@ class Sender:
                 continue
             if self._inflight_per_node.get(node, 0) >= self.max_in_flight:
                 continue
-            if conn.write_backlog > self.max_request_size:
-                # More than a request's worth is still waiting to be written (the broker reads slower
-                # than we send): wait, so batches keep filling instead of piling up as copies in write
-                # buffers. One request may wait behind the socket, so the broker never idles between
-                # requests. The answer to a request already out wakes us.
+            if conn.write_paused:
+                # The broker reads slower than we write: wait until the transport takes writes again, so
+                # batches keep filling instead of piling up as copies in its buffer (16 KiB values: CPU per
+                # record ~28 -> ~24 us). Its answers or the drain wake us.
+                self._wake_when_drained(node, conn)
                 continue
             sendable.append(node)
         if sendable:
@@ -222,6 +223,19 @@ class Sender:
         if acc.has_unsent():
             next_delay = min(next_delay, max(acc.first_expiry() + acc.delivery_timeout - now, 0.0))
         return next_delay
+
+    def _wake_when_drained(self, node: int, conn: Any) -> None:
+        if node in self._drain_watch:
+            return
+        self._drain_watch.add(node)
+
+        def drained(fut: asyncio.Future[None]) -> None:
+            self._drain_watch.discard(node)
+            if not fut.cancelled():
+                fut.exception()  # a closed connection: the request's own failure reports it
+            self.wakeup()
+
+        conn.drained().add_done_callback(drained)
 
     def _can_drain(self, tp: TopicPartition, batch: ProducerBatch, node: int) -> bool:
         txn = self.txn

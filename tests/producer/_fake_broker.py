@@ -194,9 +194,24 @@ class Call:
 
 
 class _Conn:
-    """What the Sender reads of a connection: how much is waiting to be written."""
+    """What the Sender reads of a connection: whether its writes are paused (the test pauses a node with
+    ``FakeClient.paused`` and ends it with ``FakeClient.resume``), and when that ends."""
 
-    write_backlog = 0
+    def __init__(self, client: FakeClient, node: int) -> None:
+        self.client = client
+        self.node = node
+
+    @property
+    def write_paused(self) -> bool:
+        return self.node in self.client.paused
+
+    def drained(self) -> asyncio.Future[None]:
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self.write_paused:
+            self.client.drain_waiters.append(fut)
+        else:
+            fut.set_result(None)
+        return fut
 
 
 class FakeCluster:
@@ -223,6 +238,9 @@ class FakeClient:
         self.metadata_requests = 0
         self.topics: set[str] = set()
         self.connect_attempts = 0
+        #: Nodes whose connection holds more unsent bytes than its high-water mark (write_paused).
+        self.paused: set[int] = set()
+        self.drain_waiters: list[asyncio.Future[None]] = []
 
     # -- the broker side ---------------------------------------------------------------------------
 
@@ -253,7 +271,15 @@ class FakeClient:
     # -- the client interface ----------------------------------------------------------------------
 
     def connection(self, node: int, request_cls: Any = None) -> _Conn | None:
-        return None if node in self.down else _Conn()
+        return None if node in self.down else _Conn(self, node)
+
+    def resume(self, node: int) -> None:
+        """``node``'s connection takes writes again (see ``paused``)."""
+        self.paused.discard(node)
+        waiters, self.drain_waiters = self.drain_waiters, []
+        for fut in waiters:
+            if not fut.done():
+                fut.set_result(None)
 
     async def ready(self, node: int, request_cls: Any = None) -> None:
         self.connect_attempts += 1

@@ -94,6 +94,27 @@ async def test_one_batch_per_partition_in_flight_while_partitions_pipeline() -> 
 # -- I3 / I4 ----------------------------------------------------------------------------------------------
 
 
+async def test_nothing_goes_to_a_broker_while_its_connection_writes_are_paused() -> None:
+    """As Java's NetworkClient waits for the last request to be written: while the connection's transport
+    holds more than its high-water mark, the Sender sends that broker nothing (the batch waits, it is not
+    copied into a write buffer); the drain wakes it, without waiting for an answer or a timer."""
+    async with Rig({A: 1, B: 2}, max_in_flight=5) as rig:
+        rig.client.paused.add(1)
+        a0, b0 = rig.add(A, b"a0"), rig.add(B, b"b0")
+        await rig.start()
+        other = await rig.next_produce(node=2)  # another broker is not held back
+        assert set(other.batches) == {B}
+        await rig.settle()
+        assert not rig.client.pending(ProduceRequest) and not a0.in_flight
+        rig.client.resume(1)
+        await rig.settle()
+        first = rig.client.take(ProduceRequest, 1)
+        assert first is not None and first.values(A) == [b"a0"]
+        first.answer()
+        other.answer()
+        await rig.until(lambda: a0.result.done and b0.result.done, "both acknowledged")
+
+
 async def test_unknown_outcome_retried_under_same_sequence_and_duplicate_is_success() -> None:
     """I3/I4: the broker wrote A's batch but the answer was lost; the retry carries the same producer id,
     epoch and base sequence, DUPLICATE_SEQUENCE_NUMBER completes it, and nothing is written twice."""
