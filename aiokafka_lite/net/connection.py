@@ -20,7 +20,7 @@ import collections
 import logging
 import ssl
 import struct
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import (
@@ -34,7 +34,7 @@ from ..protocol import decode_response
 from . import debuglog
 from ._timeout import run_with_timeout
 from .conn_errors import api_name, bad_frame_size, closed_error, request_error
-from .framing import Frame, FrameReader, FrameSizeError, FrameWriter, encode_frame, frame_size
+from .framing import Frame, FrameReader, FrameSizeError, encode_frame, frame_size, write_frames
 from .reauth import Reauthenticator
 from .settings import ConnectionSettings, choose_version
 from .sockets import open_socket
@@ -111,7 +111,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
         self._timer_at = 0.0
         self._idle_timer: asyncio.TimerHandle | None = None
         self._last_io = self._loop.time()
-        self._writer: FrameWriter | None = None
+        self._write_paused = False
         self._wbuf: list[Frame] = []
         self._drain_waiters: list[asyncio.Future[None]] = []
         #: Monotonic time before which no request is sent (the broker asked us to back off).
@@ -156,12 +156,12 @@ class BrokerConnection(asyncio.BufferedProtocol):
         producer sends a broker its next request only once it is not, as Java's NetworkClient waits for
         the last request to be written, so that large requests wait as batches rather than as copies in
         write buffers."""
-        return self._writer is not None and self._writer.paused
+        return self._write_paused
 
     def drained(self) -> asyncio.Future[None]:
         """Done once the transport takes writes again (at once if it does); fails if the connection closes."""
         fut: asyncio.Future[None] = self._loop.create_future()
-        if self.write_paused:
+        if self._write_paused:
             self._drain_waiters.append(fut)
         else:
             fut.set_result(None)
@@ -257,13 +257,6 @@ class BrokerConnection(asyncio.BufferedProtocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport  # type: ignore[assignment]  # uvloop's are not asyncio.Transport
-        # Paused whenever the socket did not take everything: the FrameWriter then keeps what is left by
-        # reference instead of the transport copying it into its buffer. Not under TLS: its transport
-        # encrypts (copies) everything anyway, and asyncio's and uvloop's SSL transports pause at a size
-        # >= the high-water mark, so 0 would pause them for good.
-        if transport.get_extra_info("sslcontext") is None:
-            transport.set_write_buffer_limits(high=0)  # type: ignore[attr-defined]
-        self._writer = FrameWriter(transport)  # type: ignore[arg-type]
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._closed:
@@ -283,16 +276,10 @@ class BrokerConnection(asyncio.BufferedProtocol):
             self.close(KafkaConnectionError(f"connection to {self} broke{partial}: {exc}{hint}"))
 
     def pause_writing(self) -> None:
-        if self._writer is not None:
-            self._writer.paused = True
+        self._write_paused = True
 
     def resume_writing(self) -> None:
-        writer = self._writer
-        if writer is not None:
-            writer.paused = False
-            writer.pump()
-            if writer.paused:
-                return
+        self._write_paused = False
         waiters, self._drain_waiters = self._drain_waiters, []
         for fut in waiters:
             if not fut.done():
@@ -414,7 +401,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
         if self._wbuf or len(self._inflight) > 1:
             self._queue_write(data)
         else:
-            self._write((data,))  # alone on the wire: no reason to wait for company
+            write_frames(transport, (data,))  # alone on the wire: no reason to wait for company
         if self._timer is None or deadline < self._timer_at:
             self._arm_timer(deadline)
         return await fut
@@ -454,8 +441,8 @@ class BrokerConnection(asyncio.BufferedProtocol):
         if self._wbuf or self._inflight:
             self._queue_write(data)
         else:
-            self._write((data,))
-        if self.write_paused:
+            write_frames(transport, (data,))
+        if self._write_paused:
             fut: asyncio.Future[None] = self._loop.create_future()
             self._drain_waiters.append(fut)
             await fut
@@ -474,12 +461,9 @@ class BrokerConnection(asyncio.BufferedProtocol):
 
     def _flush(self) -> None:
         frames, self._wbuf = self._wbuf, []
-        if frames:
-            self._write(frames)
-
-    def _write(self, frames: Iterable[Frame]) -> None:
-        if self._writer is not None:
-            self._writer.write(frames)
+        transport = self._transport
+        if transport is not None and frames:
+            write_frames(transport, frames)
 
     async def _acquire_slot(self) -> None:
         fut: asyncio.Future[None] = self._loop.create_future()
@@ -583,7 +567,6 @@ class BrokerConnection(asyncio.BufferedProtocol):
         self.reauth.cancel()
         self._stop_timers()
         transport, self._transport = self._transport, None
-        self._writer = None  # what it still held is dropped: every request waiting on it fails below
         if transport is not None:
             if reason is None:
                 transport.close()

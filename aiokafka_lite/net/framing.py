@@ -6,14 +6,12 @@ when a frame spans many reads). It knows nothing of sockets or asyncio, so its c
 anywhere, many per read, bad sizes, buffers renewed mid-frame) are tested on bytes alone.
 
 On the way out a frame is one buffer, or a list of parts (a Produce request whose record batches were
-left out of line, protocol/scatter.py): :class:`FrameWriter` hands the transport the small parts of
-several frames joined (one system call) and each record batch as it is (no copy), and only while the
-transport takes writes, so that it does not copy them into its buffer either.
+left out of line, protocol/scatter.py): :func:`write_frames` hands the transport the small parts of
+several frames joined (one system call) and each record batch as it is (no copy).
 """
 
 from __future__ import annotations
 
-import collections
 import struct
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
@@ -21,7 +19,7 @@ from typing import Any, Protocol
 from ..protocol import encode_request, encode_request_scattered
 from ..protocol.scatter import SCATTER_MIN
 
-__all__ = ["SLICE", "Frame", "FrameReader", "FrameSizeError", "FrameWriter", "encode_frame", "frame_size"]
+__all__ = ["Frame", "FrameReader", "FrameSizeError", "encode_frame", "frame_size", "write_frames"]
 
 _PRODUCE_KEY = 0
 
@@ -45,60 +43,20 @@ def frame_size(frame: Frame) -> int:
     return sum(len(p) for p in frame) if isinstance(frame, list) else len(frame)
 
 
-#: Large parts go to the transport in slices of at most this size, and only while it takes writes.
-SLICE = 512 * 1024
-
-
-class FrameWriter:
-    """Frames into a transport in order, without letting it copy them.
-
-    Small parts of consecutive frames are joined into one write (one system call); each record batch
-    goes as the object it is. A transport that cannot send everything at once copies the rest into its
-    own buffer (asyncio's on Python 3.11), so parts are handed over only while it is not ``paused`` (its
-    owner mirrors the protocol's pause_writing / resume_writing here, with a high-water mark of 0) and
-    large ones in slices of :data:`SLICE`: what it copies is at most the unsent rest of one slice, and
-    everything else waits here by reference until :meth:`pump` is called again.
-    """
-
-    __slots__ = ("_parts", "_transport", "paused")
-
-    def __init__(self, transport: _Writable) -> None:
-        self._transport = transport
-        self._parts: collections.deque[Buffer] = collections.deque()
-        self.paused = False
-
-    @property
-    def backlog(self) -> int:
-        """Bytes waiting here (not yet handed to the transport)."""
-        return sum(map(len, self._parts))
-
-    def write(self, frames: Iterable[Frame]) -> None:
-        parts = self._parts
-        small: list[Buffer] = []
-        for frame in frames:
-            for part in (frame if isinstance(frame, list) else (frame,)):
-                if len(part) >= SCATTER_MIN:
-                    if small:
-                        parts.append(small[0] if len(small) == 1 else b"".join(small))
-                        small = []
-                    parts.append(part)
-                else:
-                    small.append(part)
-        if small:
-            parts.append(small[0] if len(small) == 1 else b"".join(small))
-        self.pump()
-
-    def pump(self) -> None:
-        """Hand parts to the transport until none is left or it pauses (it may do so inside write())."""
-        parts, write = self._parts, self._transport.write
-        while parts and not self.paused:
-            part = parts.popleft()
-            if len(part) > SLICE:
-                view = part if isinstance(part, memoryview) else memoryview(part)
-                parts.appendleft(view[SLICE:])
-                part = view[:SLICE]
-            write(part)
-
+def write_frames(transport: _Writable, frames: Iterable[Frame]) -> None:
+    """Write frames in order: small parts joined into one write, record batches each on their own."""
+    small: list[Buffer] = []
+    for frame in frames:
+        for part in (frame if isinstance(frame, list) else (frame,)):
+            if len(part) >= SCATTER_MIN:
+                if small:
+                    transport.write(small[0] if len(small) == 1 else b"".join(small))
+                    small = []
+                transport.write(part)
+            else:
+                small.append(part)
+    if small:
+        transport.write(small[0] if len(small) == 1 else b"".join(small))
 
 _unpack_int32 = struct.Struct(">i").unpack_from
 

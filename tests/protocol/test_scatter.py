@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from aiokafka_lite.net.framing import SLICE, FrameWriter, frame_size
+from aiokafka_lite.net.framing import frame_size, write_frames
 from aiokafka_lite.protocol import encode_request, encode_request_scattered
 from aiokafka_lite.protocol.messages.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from aiokafka_lite.protocol.scatter import SCATTER_MIN
@@ -56,43 +56,8 @@ def test_frames_written_in_order_small_parts_joined() -> None:
     small1 = encode_request(empty, 9, 2, "c")
     small2 = bytearray(b"\x00\x00\x00\x01x")
     t = _Transport()
-    FrameWriter(t).write([small1, big, small2, small2])
+    write_frames(t, [small1, big, small2, small2])
     expected = bytes(small1) + b"".join(bytes(p) for p in big) + bytes(small2) * 2
     assert b"".join(t.writes) == expected
     # one write before the batch (the first frame and the big frame's head), the batch itself, one after
     assert len(t.writes) == 3 and t.objects[1] is records[1]
-
-
-def test_a_paused_transport_gets_nothing_and_large_parts_go_in_slices() -> None:
-    """What the transport has not taken waits in the writer by reference; a large part goes in slices, so
-    a transport that cannot send all of one copies at most a slice's rest into its buffer."""
-    big = bytes(range(256)) * (3 * SLICE // 256 + 10)
-    head = b"\x00\x00\x00\x05hello"
-    t = _Transport()
-    w = FrameWriter(t)
-    w.paused = True
-    w.write([[head, big]])
-    assert t.writes == [] and w.backlog == len(head) + len(big)
-    w.paused = False
-    w.pump()
-    assert b"".join(t.writes) == head + big and w.backlog == 0
-    assert max(len(x) for x in t.writes) == SLICE and len(t.writes) == 1 + 4
-    # Pausing inside write() (as asyncio does when the socket did not take it all) stops the pump there.
-    t2 = _Transport()
-    w2 = FrameWriter(t2)
-    real = t2.write
-
-    def pausing(data: bytes | bytearray | memoryview) -> None:
-        real(data)
-        w2.paused = True
-
-    t2.write = pausing  # type: ignore[method-assign]
-    w2.write([big])
-    assert len(t2.writes) == 1 and w2.backlog == len(big) - SLICE
-    w2.paused = False
-    w2.pump()
-    assert len(t2.writes) == 2
-    while w2.backlog:
-        w2.paused = False
-        w2.pump()
-    assert b"".join(t2.writes) == big
