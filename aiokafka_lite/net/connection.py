@@ -443,9 +443,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
         else:
             write_frames(transport, (data,))
         if self._write_paused:
-            fut: asyncio.Future[None] = self._loop.create_future()
-            self._drain_waiters.append(fut)
-            await fut
+            await self.drained()
 
     def _queue_write(self, data: Frame) -> None:
         """Queue a frame; all frames queued in one loop iteration leave in one write.
