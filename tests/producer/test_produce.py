@@ -137,14 +137,14 @@ async def test_keyless_records_are_sticky_per_batch(tansu: EmbeddedBroker,
     assert len({m.partition for m in mds}) == 4
 
 
-async def test_a_tight_send_loop_lets_the_sender_go(tansu: EmbeddedBroker,
+async def test_a_tight_send_loop_lets_the_sender_go(broker: EmbeddedBroker,
                                                     new_topic: Callable[..., str]) -> None:
     """send() does not wait for the network, but it lets other tasks run once per YIELD_BYTES queued: a
     caller sending in a loop that awaits nothing else has its records on the wire before the loop ends,
     instead of all of them waiting for flush() (or for the batch to need more memory)."""
     topic = new_topic()
-    await asyncio.to_thread(create_topic, tansu.bootstrap, topic, 1)
-    async with Producer(bootstrap_servers=tansu.bootstrap, linger_ms=0, batch_size=4 << 20) as p:
+    await asyncio.to_thread(create_topic, broker.bootstrap, topic, 1)
+    async with Producer(bootstrap_servers=broker.bootstrap, linger_ms=0, batch_size=4 << 20) as p:
         await p.send_and_wait(topic, b"warm-up", partition=0)  # metadata and connection ready
         before = p.metrics()["request-total"]
         futs, first_request_at = [], None
