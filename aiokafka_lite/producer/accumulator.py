@@ -9,6 +9,15 @@ everything out -- and :meth:`drain` takes the head batch of each of those partit
 Ordering: batches leave a partition's queue from the head only, and a retried batch goes back to the
 head in sequence order, so a partition's records reach the broker in the order they were sent.
 
+Self-clocking: an open batch that lingered out while its partition's previous batch is in flight waits
+for that batch's answer (which wakes the Sender), taking records meanwhile. Once full (see Growth) it
+goes at once, as it does for a flush, a close or a blocked ``send()``; other partitions are not held.
+Why: each request costs a broker fixed work. With ``linger_ms=0`` at a steady rate, every record would
+go as its own request, and a loaded broker answers later, so small requests pile up behind each other.
+Measured on Tansu at 2,000 records/s with a consumer fetching: p99 send-to-ack 6-11 ms without the
+rule, 4-6 ms with it (aiokafka keeps one produce request per broker in flight). At 1,000 partitions
+(linger 5 ms) batches grew from 11-14 records to 50-56 and CPU per record fell from 1.9 to 1.0-1.4 us.
+
 Growth: an idempotent producer keeps one batch of a partition in flight (idempotence.py, I2). A full
 open batch that cannot go yet (another batch of its partition is ahead of it) takes another
 ``batch_size`` of records instead of closing (:meth:`try_grow`), up to ``max_batch_bytes``, so a backlog
@@ -70,10 +79,10 @@ class RecordAccumulator(AppendCore):
                 ready_nodes.add(leader)
                 continue
             wait = batch.created + linger - now
-            if wait <= 0:
-                ready_nodes.add(leader)
-            else:
+            if wait > 0:
                 next_delay = min(next_delay, wait)
+            elif not self._waits_for_ahead(tp):
+                ready_nodes.add(leader)
         return ready_nodes, next_delay, unknown
 
     def drain(self, leader_for: Callable[[TopicPartition], int | None], nodes: Iterable[int],
@@ -89,6 +98,7 @@ class RecordAccumulator(AppendCore):
                     by_node.setdefault(leader, []).append(tp)
         out: dict[int, list[ProducerBatch]] = {}
         muted = self.muted
+        urgent = self.pool.queued > 0 or self.closed or self.flushes_in_progress > 0
         for node, tps in by_node.items():
             start = self._drain_index.get(node, 0) % len(tps)
             self._drain_index[node] = start + 1
@@ -101,6 +111,8 @@ class RecordAccumulator(AppendCore):
                 dq = self.batches[tp]
                 batch = dq[0]
                 if batch.in_flight or (batch.attempts and now < batch.retry_at):
+                    continue
+                if batch.is_open and not urgent and len(dq) == 1 and self._waits_for_ahead(tp):
                     continue
                 if can_drain is not None and not can_drain(tp, batch, node):
                     continue
@@ -115,6 +127,11 @@ class RecordAccumulator(AppendCore):
             if taken:
                 out[node] = taken
         return out
+
+    def _waits_for_ahead(self, tp: TopicPartition) -> bool:
+        """Whether ``tp``'s open batch waits for its partition's batch in flight (self-clocking, above)."""
+        ahead = self.sending.get(tp)
+        return ahead is not None and ahead.in_flight
 
     def reenqueue(self, batch: ProducerBatch, retry_at: float) -> None:
         """Put a batch that will be retried at ``retry_at`` back at the head of its queue, ordered by

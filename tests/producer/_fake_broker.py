@@ -338,7 +338,7 @@ class Rig:
                  retry_backoff_ms: int = 100, retry_backoff_max_ms: int = 1000,
                  delivery_timeout_ms: int = 120_000, request_timeout_ms: int = 30_000,
                  max_in_flight: int = 5, retries: int = 2**31 - 1,
-                 transactional_id: str | None = None) -> None:
+                 transactional_id: str | None = None, idempotent: bool = True) -> None:
         real = asyncio.get_running_loop()
         self.clock = VirtualLoop(real) if virtual else None
         loop: Any = self.clock if self.clock is not None else real
@@ -361,7 +361,8 @@ class Rig:
             self.client, self.acc, acks=-1, max_request_size=1 << 20,  # type: ignore[arg-type]
             max_in_flight=max_in_flight, retries=retries, request_timeout_ms=request_timeout_ms,
             retry_backoff_ms=retry_backoff_ms, retry_backoff_max_ms=retry_backoff_max_ms,
-            idempotence=self.idem, transactions=self.txn, metrics=self.metrics, on_fatal=self.fatal.append)
+            idempotence=self.idem if idempotent else None, transactions=self.txn, metrics=self.metrics,
+            on_fatal=self.fatal.append)
         #: Event-loop iterations spent in :meth:`until` and :meth:`settle`, and virtual-clock jumps.
         self.steps = 0
         self.jumps = 0

@@ -115,6 +115,46 @@ async def test_nothing_goes_to_a_broker_while_its_connection_writes_are_paused()
         await rig.until(lambda: a0.result.done and b0.result.done, "both acknowledged")
 
 
+async def test_an_open_batch_waits_for_its_partitions_batch_in_flight() -> None:
+    """Self-clocking (accumulator.py): without idempotence and with linger_ms=0, an open batch whose
+    partition has a batch in flight waits for that answer, still taking records, and then goes as one;
+    a closed batch behind it still pipelines, another partition is not held, and a flush sends at once."""
+    async with Rig({A: 1, B: 1}, max_in_flight=5, idempotent=False) as rig:
+        rig.sender.start()
+        rig.add(A, b"a0")
+        first = await rig.next_produce()
+        assert first.values(A) == [b"a0"]
+        held = rig.add(A, b"a1")
+        assert held.builder is not None
+        assert held.builder.append(1_700_000_000_000, None, b"a2", None) is not None  # a send() meanwhile
+        await rig.settle()
+        assert not rig.client.pending(ProduceRequest), "an open batch went while its partition's was out"
+
+        rig.add(B, b"b0")  # another partition on the node goes at once
+        other = await rig.next_produce()
+        assert set(other.batches) == {B}
+
+        first.answer()  # the answer releases the held batch, with every record it took meanwhile
+        second = await rig.next_produce()
+        assert second.values(A) == [b"a1", b"a2"]
+
+        rig.add(A, b"a3")
+        rig.add(A, b"a4")  # closes a3's batch: a closed batch pipelines behind the one in flight
+        third = await rig.next_produce()
+        assert third.values(A) == [b"a3"]
+        await rig.settle()
+        assert not rig.client.pending(ProduceRequest)  # a4's batch is open: it waits
+
+        rig.acc.flushes_in_progress += 1  # a flush wants everything out now
+        rig.acc.bell.ring()
+        fourth = await rig.next_produce()
+        assert fourth.values(A) == [b"a4"]
+        for call in (other, second, third, fourth):
+            call.answer()
+        await rig.until(lambda: not rig.acc.incomplete, "every batch acknowledged")
+        assert rig.client.written(A) == [b"a0", b"a1", b"a2", b"a3", b"a4"]
+
+
 async def test_unknown_outcome_retried_under_same_sequence_and_duplicate_is_success() -> None:
     """I3/I4: the broker wrote A's batch but the answer was lost; the retry carries the same producer id,
     epoch and base sequence, DUPLICATE_SEQUENCE_NUMBER completes it, and nothing is written twice."""
