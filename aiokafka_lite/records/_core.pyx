@@ -182,6 +182,7 @@ cdef enum:
     ATTR_TRANSACTIONAL = 0x10
     ATTR_CONTROL = 0x20
     MIN_RECORD = 7
+    _FIRST_CAP = 1024  # a new builder's store holds this many bytes of records, then doubles
 cdef int64_t INT32_MIN = -2147483648
 cdef int64_t INT32_MAX = 2147483647
 cdef int64_t INT64_MAX = 9223372036854775807
@@ -339,9 +340,9 @@ cdef class BatchBuilder:
         self._max_ts = -1
         self._built = None
         self._len = 0
-        self._cap = min(max(batch_size, 256), 1 << 20) - BATCH_OVERHEAD
-        if self._cap < 256:
-            self._cap = 256
+        # Start small and double as records come (_grow): a store's first page is touched, so a fixed
+        # batch_size-sized start cost every open one-record batch a page (10,000 partitions: ~40 MB).
+        self._cap = min(max(batch_size, 256), _FIRST_CAP)
         self._store = PyBytes_FromStringAndSize(NULL, BATCH_OVERHEAD + self._cap)
         self._buf = <uchar *>PyBytes_AS_STRING(self._store) + BATCH_OVERHEAD
 
