@@ -318,7 +318,8 @@ PRODUCER: tuple[Setting, ...] = (
        "idempotence one batch per partition is in flight) grows past batch_size up to this (and "
        "max_request_size), so a backlog on a far link takes few round trips. 0 keeps batches at "
        "batch_size.", min=0),
-    _S("linger_ms", int, 5, "How long a batch waits for more records.", min=0),
+    _S("linger_ms", int, 5, "How long a batch waits for more records (longer while its partition's "
+       "previous batch is in flight: it goes with that answer).", min=0),
     _S("buffer_memory", int, 32 * 1024 * 1024, "Bytes of unsent records held; send() waits when full.",
        min=1024),
     _S("max_block_ms", int, 60000, "How long send() waits for metadata or buffer space.", min=0),
