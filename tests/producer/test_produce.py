@@ -159,6 +159,29 @@ async def test_a_tight_send_loop_lets_the_sender_go(broker: EmbeddedBroker,
         assert all(f.done() and f.exception() is None for f in futs)
 
 
+async def test_a_trickle_to_one_partition_keeps_one_request_in_flight(broker: EmbeddedBroker,
+                                                                      new_topic: Callable[..., str]) -> None:
+    """Self-clocking (producer/accumulator.py): records sent one at a time with linger_ms=0 go as one
+    request per answer, holding what came meanwhile, not as a request each up to five in flight."""
+    topic = new_topic()
+    await asyncio.to_thread(create_topic, broker.bootstrap, topic, 1)
+    async with Producer(bootstrap_servers=broker.bootstrap, linger_ms=0, batch_size=1 << 20,
+                        enable_idempotence=False, max_in_flight_requests_per_connection=5) as p:
+        await p.send_and_wait(topic, b"warm-up", partition=0)
+        before = p.metrics()["batch-send-total"]
+        futs, most_in_flight = [], 0
+        for i in range(400):
+            futs.append(await p.send(topic, b"%04d" % i, partition=0))
+            await asyncio.sleep(0)  # the Sender's turn after every record
+            most_in_flight = max(most_in_flight, p.metrics()["requests-in-flight"])
+        await p.flush()
+        offsets = [(await f).offset for f in futs]
+        batches = p.metrics()["batch-send-total"] - before
+    assert most_in_flight == 1, most_in_flight
+    assert offsets == sorted(offsets) and len(set(offsets)) == 400
+    assert batches < 400, batches
+
+
 async def test_serializers_interceptors_and_from_config(broker: EmbeddedBroker,
                                                         new_topic: Callable[..., str]) -> None:
     topic = new_topic()
