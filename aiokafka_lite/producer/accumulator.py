@@ -56,8 +56,7 @@ class RecordAccumulator(AppendCore):
         ready_nodes: set[int] = set()
         unknown: set[str] = set()
         next_delay = float("inf")
-        exhausted = self.pool.queued > 0
-        urgent = exhausted or self.closed or self.flushes_in_progress > 0
+        urgent = self._urgent()
         linger = self.linger
         muted = self.muted
         for tp, dq in self.batches.items():
@@ -98,7 +97,7 @@ class RecordAccumulator(AppendCore):
                     by_node.setdefault(leader, []).append(tp)
         out: dict[int, list[ProducerBatch]] = {}
         muted = self.muted
-        urgent = self.pool.queued > 0 or self.closed or self.flushes_in_progress > 0
+        urgent = self._urgent()
         for node, tps in by_node.items():
             start = self._drain_index.get(node, 0) % len(tps)
             self._drain_index[node] = start + 1
@@ -127,6 +126,10 @@ class RecordAccumulator(AppendCore):
             if taken:
                 out[node] = taken
         return out
+
+    def _urgent(self) -> bool:
+        """Everything queued goes now, lingering or not: a send() waits for memory, a close or a flush."""
+        return self.pool.queued > 0 or self.closed or self.flushes_in_progress > 0
 
     def _waits_for_ahead(self, tp: TopicPartition) -> bool:
         """Whether ``tp``'s open batch waits for its partition's batch in flight (self-clocking, above)."""
