@@ -34,7 +34,7 @@ from ..protocol import decode_response
 from . import debuglog
 from ._timeout import run_with_timeout
 from .conn_errors import api_name, bad_frame_size, closed_error, request_error
-from .framing import Frame, FrameReader, FrameSizeError, encode_frame, frame_size, write_frames
+from .framing import Frame, FrameReader, FrameSizeError, FrameWriter, encode_frame, frame_size
 from .reauth import Reauthenticator
 from .settings import ConnectionSettings, choose_version
 from .sockets import open_socket
@@ -111,7 +111,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
         self._timer_at = 0.0
         self._idle_timer: asyncio.TimerHandle | None = None
         self._last_io = self._loop.time()
-        self._write_paused = False
+        self._tx = FrameWriter()
         self._wbuf: list[Frame] = []
         self._drain_waiters: list[asyncio.Future[None]] = []
         #: Monotonic time before which no request is sent (the broker asked us to back off).
@@ -152,16 +152,15 @@ class BrokerConnection(asyncio.BufferedProtocol):
 
     @property
     def write_paused(self) -> bool:
-        """The transport holds more unsent bytes than its high-water mark (asyncio's pause_writing). The
+        """More than 64 KiB written and not yet taken by the socket (:class:`FrameWriter`). The
         producer sends a broker its next request only once it is not, as Java's NetworkClient waits for
-        the last request to be written, so that large requests wait as batches rather than as copies in
-        write buffers."""
-        return self._write_paused
+        the last request to be written, so that batches keep filling meanwhile."""
+        return self._tx.over
 
     def drained(self) -> asyncio.Future[None]:
         """Done once the transport takes writes again (at once if it does); fails if the connection closes."""
         fut: asyncio.Future[None] = self._loop.create_future()
-        if self._write_paused:
+        if self._tx.over:
             self._drain_waiters.append(fut)
         else:
             fut.set_result(None)
@@ -257,6 +256,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport  # type: ignore[assignment]  # uvloop's are not asyncio.Transport
+        self._tx.attach(transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._closed:
@@ -276,10 +276,11 @@ class BrokerConnection(asyncio.BufferedProtocol):
             self.close(KafkaConnectionError(f"connection to {self} broke{partial}: {exc}{hint}"))
 
     def pause_writing(self) -> None:
-        self._write_paused = True
+        self._tx.pause()
 
     def resume_writing(self) -> None:
-        self._write_paused = False
+        if not self._tx.resume():
+            return
         waiters, self._drain_waiters = self._drain_waiters, []
         for fut in waiters:
             if not fut.done():
@@ -385,8 +386,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
         except BaseException:
             self._release_slot()
             raise
-        transport = self._transport
-        if self._closed or transport is None:  # closed while we waited for a slot or the throttle
+        if self._closed or self._transport is None:  # closed while we waited for a slot or the throttle
             self._release_slot()
             raise self._closed_error()
         loop = self._loop
@@ -401,7 +401,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
         if self._wbuf or len(self._inflight) > 1:
             self._queue_write(data)
         else:
-            write_frames(transport, (data,))  # alone on the wire: no reason to wait for company
+            self._tx.write((data,))  # alone on the wire: no reason to wait for company
         if self._timer is None or deadline < self._timer_at:
             self._arm_timer(deadline)
         return await fut
@@ -428,8 +428,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
             await self._wait_throttle()
         corr = self._corr = (self._corr + 1) & _MAX_CORRELATION_ID
         data = encode_frame(request, version, corr, self._client_id)
-        transport = self._transport
-        if self._closed or transport is None:
+        if self._closed or self._transport is None:
             raise self._closed_error()
         if self._debug:
             debuglog.request(self._debug, self, request.API_KEY, version, corr, frame_size(data), oneway=True)
@@ -441,8 +440,8 @@ class BrokerConnection(asyncio.BufferedProtocol):
         if self._wbuf or self._inflight:
             self._queue_write(data)
         else:
-            write_frames(transport, (data,))
-        if self._write_paused:
+            self._tx.write((data,))
+        if self._tx.over:
             await self.drained()
 
     def _queue_write(self, data: Frame) -> None:
@@ -459,9 +458,8 @@ class BrokerConnection(asyncio.BufferedProtocol):
 
     def _flush(self) -> None:
         frames, self._wbuf = self._wbuf, []
-        transport = self._transport
-        if transport is not None and frames:
-            write_frames(transport, frames)
+        if frames:
+            self._tx.write(frames)
 
     async def _acquire_slot(self) -> None:
         fut: asyncio.Future[None] = self._loop.create_future()
@@ -565,6 +563,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
         self.reauth.cancel()
         self._stop_timers()
         transport, self._transport = self._transport, None
+        self._tx.detach()
         if transport is not None:
             if reason is None:
                 transport.close()

@@ -12,14 +12,17 @@ several frames joined (one system call) and each record batch as it is (no copy)
 
 from __future__ import annotations
 
+import collections
 import struct
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
 from ..protocol import encode_request, encode_request_scattered
 from ..protocol.scatter import SCATTER_MIN
 
-__all__ = ["Frame", "FrameReader", "FrameSizeError", "encode_frame", "frame_size", "write_frames"]
+__all__ = [
+    "Frame", "FrameReader", "FrameSizeError", "FrameWriter", "encode_frame", "frame_size", "write_frames",
+]
 
 _PRODUCE_KEY = 0
 
@@ -43,20 +46,100 @@ def frame_size(frame: Frame) -> int:
     return sum(len(p) for p in frame) if isinstance(frame, list) else len(frame)
 
 
-def write_frames(transport: _Writable, frames: Iterable[Frame]) -> None:
-    """Write frames in order: small parts joined into one write, record batches each on their own."""
+def _parts(frames: Iterable[Frame]) -> Iterator[Buffer]:
+    """The frames' parts in order: small ones joined (one system call), record batches as they are."""
     small: list[Buffer] = []
     for frame in frames:
         for part in (frame if isinstance(frame, list) else (frame,)):
             if len(part) >= SCATTER_MIN:
                 if small:
-                    transport.write(small[0] if len(small) == 1 else b"".join(small))
+                    yield small[0] if len(small) == 1 else b"".join(small)
                     small = []
-                transport.write(part)
+                yield part
             else:
                 small.append(part)
     if small:
-        transport.write(small[0] if len(small) == 1 else b"".join(small))
+        yield small[0] if len(small) == 1 else b"".join(small)
+
+
+def write_frames(transport: _Writable, frames: Iterable[Frame]) -> None:
+    """Write frames in order: small parts joined into one write, record batches each on their own."""
+    for part in _parts(frames):
+        transport.write(part)
+
+
+class FrameWriter:
+    """Frames into a transport, handed over only while it holds nothing unsent.
+
+    asyncio's selector transport (Python 3.11) keeps unsent bytes in a bytearray: every byte written
+    while the socket is full is copied in, copied again as the bytearray grows and again as it shrinks
+    (perf: a sixth of the producer's CPU with 16 KiB values). Parts written meanwhile wait here as they
+    are and go on when the transport has drained. :meth:`attach` sets the transport's high-water mark
+    to 1 byte, so its ``pause_writing``/``resume_writing`` (:meth:`pause`, :meth:`resume`) say
+    "holds bytes" and "holds none". Large parts go as memoryviews, so that the transport's
+    send-now-and-keep-the-rest slices them without a copy.
+
+    Sans-I/O like :class:`FrameReader`: it knows the transport's ``write``, ``get_write_buffer_size``
+    and ``set_write_buffer_limits`` only.
+    """
+
+    #: Unsent bytes (here and in the transport) above which a writer should wait (:attr:`over`) ...
+    HIGH = 64 * 1024
+    #: ... and at or below which :meth:`resume` says waiters may go on (asyncio's defaults).
+    LOW = 16 * 1024
+
+    def __init__(self) -> None:
+        self._transport: Any = None
+        self._waiting: collections.deque[Buffer] = collections.deque()
+        self._waiting_bytes = 0
+        self._busy = False
+
+    def attach(self, transport: Any) -> None:
+        self._transport = transport
+        # high=1, not 0: TLS transports pause at size >= high, so 0 would pause them with nothing held
+        # and never resume. (A selector transport holding exactly one byte stays unpaused: harmless.)
+        transport.set_write_buffer_limits(high=1, low=0)
+
+    def detach(self) -> None:
+        """The connection closed: what waits is dropped (its requests fail with the connection)."""
+        self._transport = None
+        self._waiting.clear()
+        self._waiting_bytes = 0
+
+    @property
+    def unsent(self) -> int:
+        """Bytes written to us and not yet taken by the socket."""
+        held = self._transport.get_write_buffer_size() if self._busy and self._transport is not None else 0
+        return self._waiting_bytes + held
+
+    @property
+    def over(self) -> bool:
+        """More than :attr:`HIGH` bytes unsent: the broker reads slower than we write."""
+        return self._busy and self.unsent > self.HIGH
+
+    def write(self, frames: Iterable[Frame]) -> None:
+        waiting = self._waiting
+        for part in _parts(frames):
+            if waiting or self._busy:
+                waiting.append(part)
+                self._waiting_bytes += len(part)
+            elif self._transport is not None:
+                self._transport.write(memoryview(part) if len(part) >= SCATTER_MIN else part)
+
+    def pause(self) -> None:
+        self._busy = True
+
+    def resume(self) -> bool:
+        """The transport drained: hand it what waits until it holds bytes again. True when at most
+        :attr:`LOW` bytes are left unsent."""
+        self._busy = False
+        waiting = self._waiting
+        while waiting and not self._busy and self._transport is not None:
+            part = waiting.popleft()
+            self._waiting_bytes -= len(part)
+            self._transport.write(memoryview(part) if len(part) >= SCATTER_MIN else part)
+        return self.unsent <= self.LOW
+
 
 _unpack_int32 = struct.Struct(">i").unpack_from
 
