@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from ..errors import IllegalArgumentError, ProducerClosedError
-from ..records import BATCH_OVERHEAD, RECORD_OVERHEAD_MAX, BatchBuilder
+from ..records import BATCH_OVERHEAD, RECORD_OVERHEAD_MAX, BatchBuilder, StorePool
 from ..structs import TopicPartition
 from .batch import ProducerBatch
 from .doorbell import Doorbell
@@ -70,6 +70,11 @@ class AppendCore:
         self.max_batch_bytes = max_batch_bytes
         #: The latest batch drained per partition, while it is out (see try_grow).
         self.sending: dict[TopicPartition, ProducerBatch] = {}
+        #: Bytes of records the latest batch built per partition held: a new batch's store starts that
+        #: large (see BatchBuilder's ``capacity``) instead of doubling up to it again.
+        self.last_size: dict[TopicPartition, int] = {}
+        #: Large batch stores, reused (a fresh one's pages fault as they are first written: StorePool).
+        self.stores = StorePool()
         #: Every batch not yet completed (queued or in flight): flush() and close wait on these.
         self.incomplete: set[ProducerBatch] = set()
         self.closed = False
@@ -308,7 +313,8 @@ class AppendCore:
             dq[-1].is_open = False
             closed_one = True
         # It takes what it reserved, more as it fills (_extend), its buffer growing with it.
-        builder = BatchBuilder(self.compression, reserved, is_transactional=self.transactional)
+        builder = BatchBuilder(self.compression, reserved, is_transactional=self.transactional,
+                               capacity=self.last_size.get(tp, 0), pool=self.stores)
         batch = ProducerBatch(tp, builder, BatchResult(tp.topic, tp.partition, self.loop), self.loop.time(),
                               reserved)
         if self.keep_handles:
@@ -388,6 +394,7 @@ class AppendCore:
         partitions' batches in flight hold all of ``buffer_memory`` while they held 2 % of it, and every
         send() waited for acknowledgements (48,000 records/s where 170,000 were possible)."""
         data = batch.close()
+        self.last_size[batch.tp] = batch.uncompressed_size - BATCH_OVERHEAD
         extra = batch.reserved - len(data)
         if extra > 0 and batch in self.incomplete:
             batch.reserved -= extra

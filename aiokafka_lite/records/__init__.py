@@ -52,6 +52,7 @@ from ._types import (
 if TYPE_CHECKING:
     from ._pyimpl import (
         BatchBuilder,
+        StorePool,
         decode_arrow,
         decode_records,
         decode_varint,
@@ -76,6 +77,7 @@ else:
     else:
         IMPLEMENTATION = "cython"
     BatchBuilder = _impl.BatchBuilder
+    StorePool = _impl.StorePool
     decode_arrow = _impl.decode_arrow
     decode_records = _impl.decode_records
     decode_varint = _impl.decode_varint
@@ -128,6 +130,7 @@ __all__ = [
     "DecodedArrow",
     "DecodedRecords",
     "Record",
+    "StorePool",
     "arrow_schema",
     "build_control_batch",
     "codec_from_name",

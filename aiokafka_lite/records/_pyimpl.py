@@ -30,6 +30,7 @@ from ._types import (
 
 __all__ = [
     "BatchBuilder",
+    "StorePool",
     "decode_arrow",
     "decode_records",
     "decode_varint",
@@ -113,6 +114,19 @@ def _timestamp(ts: Any) -> int:
     return ts
 
 
+class StorePool:
+    """The compiled core's reuse of large batch stores (see ``_core_pool.pxi``); a bytearray builder
+    has no store to reuse, so this one stays empty."""
+
+    def __init__(self, max_idle: int = 8 << 20, max_out: int = 64) -> None:
+        if max_idle < 0 or max_out < 0:
+            raise IllegalArgumentError("StorePool sizes must be >= 0")
+
+    @property
+    def idle(self) -> int:
+        return 0
+
+
 class BatchBuilder:
     """Accumulates records into one v2 record batch; :meth:`build` compresses and checksums it.
 
@@ -124,7 +138,9 @@ class BatchBuilder:
                  compression_level: int | None = None, is_transactional: bool = False,
                  producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
                  partition_leader_epoch: int = -1, base_offset: int = 0,
-                 timestamp_type: int = 0, is_control: bool = False) -> None:
+                 timestamp_type: int = 0, is_control: bool = False, capacity: int = 0,
+                 pool: StorePool | None = None) -> None:
+        # ``capacity`` and ``pool`` size and reuse the compiled core's store; a bytearray needs neither.
         if compression not in CODEC_NAMES:
             raise IllegalArgumentError(f"unknown compression codec {compression}")
         self._codec = compression

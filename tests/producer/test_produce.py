@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 from _producer_peers import aread_confluent, create_topic
 
-from aiokafka_lite import Producer, RecordMetadata, TopicPartition
+from aiokafka_lite import Producer, RecordMetadata, TopicPartition, records
 from aiokafka_lite.embedded import EmbeddedBroker
 from aiokafka_lite.errors import (
     ConfigError,
@@ -180,6 +180,30 @@ async def test_a_trickle_to_one_partition_keeps_one_request_in_flight(broker: Em
     assert most_in_flight == 1, most_in_flight
     assert offsets == sorted(offsets) and len(set(offsets)) == 400
     assert batches < 400, batches
+
+
+async def test_large_batches_reuse_their_stores_and_arrive_intact(broker: EmbeddedBroker,
+                                                                  new_topic: Callable[..., str]) -> None:
+    """StorePool (records/_core_pool.pxi): once the broker acknowledged a large batch and nothing holds
+    it, its store takes the next batch's records; what arrives is still every value as sent (confluent
+    reads them back). Were the producer to keep acknowledged batches, the pool would stay empty."""
+    topic = new_topic()
+    await asyncio.to_thread(create_topic, broker.bootstrap, topic, 2)
+    values = [bytes([65 + i % 26]) * 16384 + b"%06d" % i for i in range(600)]
+    async with Producer(bootstrap_servers=broker.bootstrap, linger_ms=5, batch_size=256 * 1024,
+                        max_request_size=4 << 20) as p:
+        stores = p._acc.stores if p._acc is not None else None
+        for rnd in range(3):
+            futs = [await p.send(topic, v, partition=i % 2) for i, v in enumerate(values[rnd * 200:][:200])]
+            await p.flush()
+            assert all(f.exception() is None for f in futs)
+            if rnd == 0 and records.IMPLEMENTATION == "cython":  # the pure twin has no stores to pool
+                assert stores is not None and stores.idle > 256 * 1024  # acknowledged: back in the pool
+    got = await aread_confluent(broker.bootstrap, topic, 600)
+    assert sorted(g.value for g in got) == sorted(values)
+    for part in (0, 1):
+        assert [g.value for g in sorted((g for g in got if g.partition == part), key=lambda g: g.offset)] \
+            == values[part::2]
 
 
 async def test_serializers_interceptors_and_from_config(broker: EmbeddedBroker,

@@ -234,3 +234,53 @@ def test_codec_from_name() -> None:
     assert [records.codec_from_name(n) for n in names] == [0, 0, 1, 2, 3, 4]
     with pytest.raises(IllegalArgumentError):
         records.codec_from_name("brotli")
+
+
+def _pooled_batch(pool: object, fill: bytes, n: int = 40, codec: int = 0) -> bytes:
+    b = records._core.BatchBuilder(codec, 1 << 20, capacity=64 * 1024, pool=pool)
+    for i in range(n):
+        assert b.append(1000 + i, None, fill * 1000) is not None
+    return b.build()
+
+
+def test_a_pooled_store_is_reused_only_once_nothing_holds_its_batch() -> None:
+    """StorePool: a built batch's store is written into again only after its last reference is gone,
+    so a batch still held (in flight, to be retried) never changes under its holder."""
+    from aiokafka_lite.records import _core
+
+    pool = _core.StorePool()
+    first = _pooled_batch(pool, b"a")
+    copy = bytearray(first)
+    assert pool.idle == 0  # `first` is held here
+    second = _pooled_batch(pool, b"b")
+    assert second is not first and first == copy
+    first_id, size = id(first), len(first)
+    del first
+    assert pool.idle == 64 * 1024 + records.BATCH_OVERHEAD  # the pool alone held it: back, at full size
+    third = _pooled_batch(pool, b"c", n=20)
+    assert id(third) == first_id and pool.idle == 0  # the same store, its old bytes overwritten ...
+    assert len(third) < size and third == build(IMPLS["python"], [(1000 + i, None, b"c" * 1000, None)
+                                                                   for i in range(20)])  # ... exactly
+    assert second == _pooled_batch(None, b"b")  # the batch held all along is intact
+    gz = _pooled_batch(pool, b"d", codec=records.CODEC_GZIP)  # compressed: the store comes back at once
+    assert pool.idle == 64 * 1024 + records.BATCH_OVERHEAD and len(gz) < 1000
+
+
+def test_the_pool_keeps_at_most_max_idle_bytes_and_small_stores_stay_out() -> None:
+    from aiokafka_lite.records import _core
+
+    pool = _core.StorePool(max_idle=100_000)
+    batches = [_pooled_batch(pool, b"x") for _ in range(3)]
+    del batches
+    assert pool.idle == 64 * 1024 + records.BATCH_OVERHEAD  # one fits in 100,000 bytes, the others went
+    small = _core.BatchBuilder(0, 1 << 20, capacity=1000, pool=pool)
+    small.append(1, None, b"s")
+    del small
+    kept = [_core.BatchBuilder(0, 1 << 20, capacity=1000, pool=pool) for _ in range(3)]
+    for b in kept:
+        b.append(1, None, b"s")
+        b.build()
+    del kept
+    assert pool.idle == 64 * 1024 + records.BATCH_OVERHEAD
+    with pytest.raises(IllegalArgumentError):
+        _core.StorePool(max_idle=-1)
