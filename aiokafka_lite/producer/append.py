@@ -312,11 +312,18 @@ class AppendCore:
         elif dq:
             dq[-1].is_open = False
             closed_one = True
-        # It takes what it reserved, more as it fills (_extend), its buffer growing with it.
+        # It takes what it reserved, more as it fills (_extend), its buffer growing with it. Its store
+        # starts at the size the partition's last batch reached, if buffer_memory has that much to spare
+        # now: it holds it from the start, so buffer_memory still bounds what stores take.
+        store = self.last_size.get(tp, 0) + BATCH_OVERHEAD
+        if store > reserved and self.pool.try_reserve(store - reserved):
+            held = store
+        else:
+            held, store = reserved, 0
         builder = BatchBuilder(self.compression, reserved, is_transactional=self.transactional,
-                               capacity=self.last_size.get(tp, 0), pool=self.stores)
+                               capacity=max(store - BATCH_OVERHEAD, 0), pool=self.stores)
         batch = ProducerBatch(tp, builder, BatchResult(tp.topic, tp.partition, self.loop), self.loop.time(),
-                              reserved)
+                              held)
         if self.keep_handles:
             batch.handles = []
         dq.append(batch)
@@ -365,10 +372,18 @@ class AppendCore:
         if have >= self.batch_size:
             return False
         step = min(self.batch_size - have, have)
-        if not self.pool.try_reserve(step):
+        return self._reserve_more(batch, step)
+
+    def _reserve_more(self, batch: ProducerBatch, step: int) -> bool:
+        """Let ``batch`` take ``step`` more bytes, reserving what it does not hold yet (a store sized
+        from its partition's last batch was reserved whole, new_batch)."""
+        builder = batch.builder
+        assert builder is not None
+        short = builder.batch_size + step - batch.reserved
+        if short > 0 and not self.pool.try_reserve(short):
             return False
         builder.grow(step)
-        batch.reserved += step
+        batch.reserved = max(batch.reserved, builder.batch_size)
         return True
 
     def try_grow(self, batch: ProducerBatch) -> bool:
@@ -382,11 +397,9 @@ class AppendCore:
         if len(dq) == 1 and batch.tp not in self.sending:
             return False  # nothing ahead of it: it goes now, at its normal size
         step = self.batch_size
-        if builder.batch_size + step > self.max_batch_bytes or not self.pool.try_reserve(step):
+        if builder.batch_size + step > self.max_batch_bytes:
             return False
-        builder.grow(step)
-        batch.reserved += step
-        return True
+        return self._reserve_more(batch, step)
 
     def close_batch(self, batch: ProducerBatch) -> bytes:
         """Build ``batch`` for sending and give back what it reserved beyond its bytes: from here on it

@@ -12,6 +12,7 @@ from aiokafka_lite.producer.append import FIRST_RESERVE
 from aiokafka_lite.producer.core import TopicInfo
 from aiokafka_lite.producer.doorbell import Doorbell
 from aiokafka_lite.producer.memory import MemoryPool
+from aiokafka_lite.records import BATCH_OVERHEAD
 
 BATCH = 256 * 1024
 
@@ -92,3 +93,35 @@ async def test_a_new_batch_rings_only_a_sleeper_that_would_wake_later() -> None:
     await asyncio.wait_for(sleeper, 1)
     bell.ring()  # a ring while nobody sleeps cuts the next sleep short
     await asyncio.wait_for(bell.sleep(30), 1)
+
+
+async def test_a_store_sized_from_the_last_batch_is_reserved_whole_or_not_at_all() -> None:
+    """A partition's new batch starts its store at the size its last batch reached (no doubling
+    copies), and reserves that size at once, so buffer_memory still bounds what stores hold; with
+    too little memory free it starts small, as any batch does."""
+    loop = asyncio.get_running_loop()
+    pool = MemoryPool(4 << 20)
+    acc = RecordAccumulator(batch_size=BATCH, linger_ms=5000, compression=0, pool=pool, loop=loop,
+                            delivery_timeout_ms=60000)
+    info = TopicInfo("t", range(2), range(2))
+    value = b"v" * 10_000
+    first = None
+    for _ in range(20):
+        first, _, _ = await acc.append_record(info, 0, 1, None, value, None, 10_000, max_block=0.05)
+    assert first is not None and acc.batches[info.tps[0]].popleft() is first  # drained, as the Sender does
+    acc.close_batch(first)
+    last = acc.last_size[info.tps[0]]
+    assert 200_000 < last < BATCH
+    acc.complete(first)
+    assert pool.used == 0
+    second, _, opened = await acc.append_record(info, 0, 1, None, b"x", None, 1, max_block=0.05)
+    assert opened and second.reserved == last + BATCH_OVERHEAD and pool.used == second.reserved
+    assert second.builder is not None and second.builder.batch_size == FIRST_RESERVE  # full at the same point
+    for _ in range(24):  # fills to batch_size reserving nothing more, within what the store holds
+        await acc.append_record(info, 0, 1, None, value, None, 10_000, max_block=0.05)
+    assert len(acc.batches[info.tps[0]]) == 1 and second.reserved == second.builder.batch_size == BATCH
+    assert pool.used == BATCH
+    # Memory short: the other partition's last size is known, but its next batch starts small.
+    acc.last_size[info.tps[1]] = 4 << 20  # more than is free
+    third, _, opened = await acc.append_record(info, 1, 1, None, b"y", None, 1, max_block=0.05)
+    assert opened and third.reserved == FIRST_RESERVE and pool.used == BATCH + FIRST_RESERVE
