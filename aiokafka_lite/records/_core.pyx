@@ -551,8 +551,10 @@ cdef class BatchBuilder:
                 self._pool._give(self._store)
         else:
             plen = self._len
-            if self._pool is not None and self._cap >= POOL_MIN:
-                alk_bytes_set_size(self._store, BATCH_OVERHEAD + plen)  # keeps its allocation, for reuse
+            if self._pool is not None and self._cap >= POOL_MIN and plen * 2 >= self._cap:
+                # Keeps its allocation, for reuse; a batch filling less than half of it gives the rest
+                # back instead (it is held until answered, and buffer_memory counts only its bytes).
+                alk_bytes_set_size(self._store, BATCH_OVERHEAD + plen)
                 self._pool._built(self._store, BATCH_OVERHEAD + self._cap)
             elif self._cap != plen:
                 self._resize(plen)  # shrinking: realloc gives the tail back, mostly in place

@@ -284,3 +284,26 @@ def test_the_pool_keeps_at_most_max_idle_bytes_and_small_stores_stay_out() -> No
     assert pool.idle == 64 * 1024 + records.BATCH_OVERHEAD
     with pytest.raises(IllegalArgumentError):
         _core.StorePool(max_idle=-1)
+
+
+def test_a_batch_filling_less_than_half_its_pooled_store_gives_the_rest_back() -> None:
+    """A store presized from a larger last batch but holding little is cut to its bytes at build (the
+    batch is held until answered, and buffer_memory counts only its bytes) and not pooled."""
+    import tracemalloc
+
+    from aiokafka_lite.records import _core
+
+    pool = _core.StorePool()
+    tracemalloc.start()
+    try:
+        b = _core.BatchBuilder(0, 1 << 20, capacity=1 << 20, pool=pool)
+        b.append(1, None, b"z" * 100)
+        before = tracemalloc.get_traced_memory()[0]
+        data = b.build()
+        del b
+        freed = before - tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert freed > 900_000 and len(data) < 300
+    del data
+    assert pool.idle == 0
