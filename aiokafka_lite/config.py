@@ -247,8 +247,14 @@ COMMON: tuple[Setting, ...] = (
     _S("retry_backoff_max_ms", int, 1000,
        "The retry wait doubles per attempt up to this, with +-20% jitter (KIP-580).", min=0),
     _S("socket_connection_setup_timeout_ms", int, 10000, "Connect (TCP, TLS, SASL) timeout.", min=1),
-    _S("send_buffer_bytes", int, 131072, "SO_SNDBUF; -1 keeps the OS default.", min=-1),
-    _S("receive_buffer_bytes", int, 65536, "SO_RCVBUF; -1 keeps the OS default.", min=-1),
+    _S("send_buffer_bytes", int, -1,
+       "SO_SNDBUF; -1 (the default, as librdkafka's) keeps the OS's, which Linux grows with the "
+       "connection's throughput. Java's 128 KiB cost our producer ~10 % of its records/s at 16 KiB values.",
+       min=-1),
+    _S("receive_buffer_bytes", int, -1,
+       "SO_RCVBUF; -1 (the default, as librdkafka's) keeps the OS's, which Linux grows with the "
+       "connection's throughput. Java's 64 KiB made a consumer wake for every ~110 KiB and cost it ~30 % "
+       "more CPU per record at 16 KiB values.", min=-1),
     _S("max_in_flight_requests_per_connection", int, 5,
        "Requests pipelined on one connection before the next waits.", min=1),
     _S("receive_message_max_bytes", int, 100 * 1024 * 1024,
