@@ -124,7 +124,7 @@ class FrameWriter:
                 waiting.append(part)
                 self._waiting_bytes += len(part)
             elif self._transport is not None:
-                self._transport.write(memoryview(part) if len(part) >= SCATTER_MIN else part)
+                self._hand(part)
 
     def pause(self) -> None:
         self._busy = True
@@ -137,8 +137,12 @@ class FrameWriter:
         while waiting and not self._busy and self._transport is not None:
             part = waiting.popleft()
             self._waiting_bytes -= len(part)
-            self._transport.write(memoryview(part) if len(part) >= SCATTER_MIN else part)
+            self._hand(part)
         return self.unsent <= self.LOW
+
+    def _hand(self, part: Buffer) -> None:
+        # A record batch as a view: a partial send keeps the rest without slicing a copy of it.
+        self._transport.write(memoryview(part) if len(part) >= SCATTER_MIN else part)
 
 
 _unpack_int32 = struct.Struct(">i").unpack_from

@@ -315,13 +315,12 @@ class AppendCore:
         # It takes what it reserved, more as it fills (_extend), its buffer growing with it. Its store
         # starts at the size the partition's last batch reached, if buffer_memory has that much to spare
         # now: it holds it from the start, so buffer_memory still bounds what stores take.
-        store = self.last_size.get(tp, 0) + BATCH_OVERHEAD
-        if store > reserved and self.pool.try_reserve(store - reserved):
-            held = store
-        else:
-            held, store = reserved, 0
+        capacity = self.last_size.get(tp, 0)
+        held = capacity + BATCH_OVERHEAD
+        if held <= reserved or not self.pool.try_reserve(held - reserved):
+            held, capacity = reserved, 0
         builder = BatchBuilder(self.compression, reserved, is_transactional=self.transactional,
-                               capacity=max(store - BATCH_OVERHEAD, 0), pool=self.stores)
+                               capacity=capacity, pool=self.stores)
         batch = ProducerBatch(tp, builder, BatchResult(tp.topic, tp.partition, self.loop), self.loop.time(),
                               held)
         if self.keep_handles:
