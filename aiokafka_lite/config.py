@@ -249,12 +249,12 @@ COMMON: tuple[Setting, ...] = (
     _S("socket_connection_setup_timeout_ms", int, 10000, "Connect (TCP, TLS, SASL) timeout.", min=1),
     _S("send_buffer_bytes", int, -1,
        "SO_SNDBUF; -1 (the default, as librdkafka's) keeps the OS's, which Linux grows with the "
-       "connection's throughput. Java's 128 KiB cost our producer ~10 % of its records/s at 16 KiB values.",
-       min=-1),
+       "connection's throughput. Java's 128 KiB cost our producer ~10 % of its records/s at 16 KiB "
+       "values.", min=-1),
     _S("receive_buffer_bytes", int, -1,
        "SO_RCVBUF; -1 (the default, as librdkafka's) keeps the OS's, which Linux grows with the "
-       "connection's throughput. Java's 64 KiB made a consumer wake for every ~110 KiB and cost it ~30 % "
-       "more CPU per record at 16 KiB values.", min=-1),
+       "connection's throughput. The Java consumer's 64 KiB (its producer's: 32 KiB) made a consumer "
+       "wake for every ~110 KiB and cost it ~30 % more CPU per record at 16 KiB values.", min=-1),
     _S("max_in_flight_requests_per_connection", int, 5,
        "Requests pipelined on one connection before the next waits.", min=1),
     _S("receive_message_max_bytes", int, 100 * 1024 * 1024,

@@ -297,3 +297,37 @@ async def test_close_fails_the_requests_in_flight(make_config: Callable[..., Con
         await client.close()
         with pytest.raises(KafkaConnectionError):
             await pending
+
+
+async def test_socket_buffers_are_the_os_s_unless_set(
+    broker: EmbeddedBroker, make_config: Callable[..., Config], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """By default no SO_SNDBUF/SO_RCVBUF is set, so Linux grows both with the connection's throughput
+    (a set SO_RCVBUF is never grown: Java's 64 KiB woke a consumer every ~110 KiB, docs/performance.md).
+    Set explicitly, they reach the socket (the kernel reports twice the value, socket(7))."""
+    import socket
+
+    from aiokafka_lite.net import sockets
+
+    chosen: list[tuple[int, int]] = []
+
+    class Recording(socket.socket):
+        def setsockopt(self, level: int, option: int, value: Any, *rest: Any) -> None:
+            if level == socket.SOL_SOCKET and option in (socket.SO_SNDBUF, socket.SO_RCVBUF):
+                chosen.append((option, value))
+            super().setsockopt(level, option, value, *rest)
+
+    monkeypatch.setattr(sockets.socket, "socket", Recording)
+    async with KafkaClient(make_config(broker.bootstrap)) as client:
+        await client.ready(_node(client))
+    assert chosen == []
+    async with KafkaClient(make_config(broker.bootstrap, send_buffer_bytes=131072,
+                                       receive_buffer_bytes=65536)) as client:
+        node = _node(client)
+        await client.ready(node)
+        conn = client.connection(node)
+        assert conn is not None and conn._transport is not None
+        sock = conn._transport.get_extra_info("socket")
+        assert (sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF),
+                sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)) == (262144, 131072)
+    assert sorted(set(chosen)) == [(socket.SO_SNDBUF, 131072), (socket.SO_RCVBUF, 65536)]
