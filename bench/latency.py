@@ -7,8 +7,12 @@ absolute schedule, while a consumer of the same client library (assigned to the 
 them back in the same process. Each value carries its send time (``time.perf_counter_ns``), so:
 
 * send-to-ack: from the send call to the delivery report (ours: the future; confluent-kafka: the
-  ``on_delivery`` callback, polled every millisecond; aiokafka: the future);
+  ``on_delivery`` callback, polled every millisecond; aiokafka and confluent_kafka.aio: the future);
 * send-to-consume: from the send call to the record reaching the application.
+
+confluent_kafka.aio (``AIOProducer``/``AIOConsumer``, librdkafka behind a thread pool) runs with its own
+defaults, as a new user meets it: its producer buffers up to 1,000 calls or 1 s before handing them to
+librdkafka, which is what its send-to-ack shows.
 
 The clients alternate for ``--rounds`` rounds on fresh topics; per client the run with the median p99 is
 reported. The issue's target (issue 14): p99 send-to-ack no worse than either peer, and nothing in our client
@@ -29,7 +33,7 @@ import threading
 import time
 from typing import Any
 
-CLIENTS = ("aiokafka_lite", "confluent", "aiokafka")
+CLIENTS = ("aiokafka_lite", "confluent", "confluent_aio", "aiokafka")
 
 
 def _pct(samples: list[float], q: float) -> float:
@@ -186,6 +190,50 @@ def _confluent(args: argparse.Namespace) -> dict[str, Any]:
     return _summary(acks, consumed, n)
 
 
+async def _confluent_aio(args: argparse.Namespace) -> dict[str, Any]:
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.aio import AIOConsumer, AIOProducer
+
+    n = args.rate * args.seconds
+    acks: list[float] = []
+    consumed: list[float] = []
+    p = AIOProducer({"bootstrap.servers": args.bootstrap, "acks": "all" if args.idempotence else 1,
+                     "linger.ms": 0, "enable.idempotence": args.idempotence})
+    c = AIOConsumer({"bootstrap.servers": args.bootstrap, "group.id": "latency-bench-aio",
+                     "fetch.wait.max.ms": 500, "enable.auto.commit": False})
+    try:
+        await (await p.produce(args.topic, b"%020d:warm-up" % time.perf_counter_ns(), partition=0))
+        _lo, hi = await c.get_watermark_offsets(TopicPartition(args.topic, 0), timeout=10)
+        await c.assign([TopicPartition(args.topic, 0, hi)])
+
+        async def read() -> None:
+            while len(consumed) < n:
+                for m in await c.consume(1000, 0.1):
+                    if m.error() is None:
+                        consumed.append((time.perf_counter_ns() - _sent_at(m.value())) / 1e6)
+
+        def on_ack(started: int) -> Any:
+            return lambda fut: acks.append((time.perf_counter_ns() - started) / 1e6) \
+                if not fut.cancelled() and fut.exception() is None else None
+
+        reader = asyncio.create_task(read())
+        await asyncio.sleep(0.2)
+        t0 = time.perf_counter()
+        for i in range(n):
+            delay = t0 + i / args.rate - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            started = time.perf_counter_ns()
+            fut = await p.produce(args.topic, _value(i), partition=0)
+            fut.add_done_callback(on_ack(started))
+        await p.flush(30)
+        await asyncio.wait_for(reader, 30)
+    finally:
+        await c.close()
+        await p.close()
+    return _summary(acks, consumed, n)
+
+
 def _worker(args: argparse.Namespace) -> None:
     if args.uvloop:
         import uvloop
@@ -194,7 +242,8 @@ def _worker(args: argparse.Namespace) -> None:
     if args.client == "confluent":
         out = _confluent(args)
     else:
-        out = asyncio.run(_ours(args) if args.client == "aiokafka_lite" else _aiokafka(args))
+        fn = {"aiokafka_lite": _ours, "aiokafka": _aiokafka, "confluent_aio": _confluent_aio}[args.client]
+        out = asyncio.run(fn(args))
     print(json.dumps(out), flush=True)
 
 
@@ -244,7 +293,7 @@ def main() -> int:
     out: dict[str, Any] = {"rate": args.rate, "seconds": args.seconds, "rounds": args.rounds,
                            "uvloop": args.uvloop, "idempotence": args.idempotence, **best,
                            **{f"{c}_failed": why for c, why in failed.items()}}
-    peers = [p for p in ("confluent", "aiokafka") if p in best]
+    peers = [p for p in CLIENTS[1:] if p in best]
     for peer in peers:
         for figure in ("ack_p50_ms", "ack_p99_ms", "consume_p50_ms", "consume_p99_ms"):
             theirs = best[peer][figure]

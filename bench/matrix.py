@@ -46,7 +46,8 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
-CLIENTS = ("aiokafka_lite", "confluent", "aiokafka")
+CLIENTS = ("aiokafka_lite", "confluent", "confluent_aio", "aiokafka")
+PEERS = tuple(c for c in CLIENTS if c != "aiokafka_lite")
 BASE: dict[str, Any] = {"value": 100, "partitions": 6, "codec": "none", "acks": "1", "link": "direct"}
 DIMENSIONS: dict[str, list[Any]] = {
     "value": [10, 100, 1024, 16384, 262144],
@@ -90,8 +91,8 @@ def sample_values(size: int) -> list[bytes]:
 async def _produce_ours(a: argparse.Namespace, values: list[bytes]) -> tuple[float, float]:
     from aiokafka_lite import Producer
 
-    async with Producer(bootstrap_servers=a.bootstrap, acks=a.acks, linger_ms=LINGER_MS,
-                        batch_size=BATCH_SIZE, compression_type=a.codec, max_request_size=MAX_REQUEST) as p:
+    async with Producer(bootstrap_servers=a.bootstrap, acks=a.acks, linger_ms=a.linger_ms,
+                        batch_size=a.batch_size, compression_type=a.codec, max_request_size=MAX_REQUEST) as p:
         await p.send_and_wait(a.topic, b"warm-up", partition=0)
         send, topic, parts, nv = p.send, a.topic, a.partitions, len(values)
         _mark("T0")
@@ -109,7 +110,7 @@ async def _produce_aiokafka(a: argparse.Namespace, values: list[bytes]) -> tuple
     from aiokafka import AIOKafkaProducer
 
     p = AIOKafkaProducer(bootstrap_servers=a.bootstrap, acks=1 if a.acks == "1" else "all",
-                         linger_ms=LINGER_MS, max_batch_size=BATCH_SIZE, compression_type=a.codec,
+                         linger_ms=a.linger_ms, max_batch_size=a.batch_size, compression_type=a.codec,
                          max_request_size=MAX_REQUEST)
     await p.start()
     try:
@@ -131,8 +132,8 @@ def _produce_confluent(a: argparse.Namespace, values: list[bytes]) -> tuple[floa
     import confluent_kafka
 
     p = confluent_kafka.Producer({
-        "bootstrap.servers": a.bootstrap, "acks": a.acks, "linger.ms": LINGER_MS, "batch.size": BATCH_SIZE,
-        "compression.type": a.codec or "none", "message.max.bytes": MAX_REQUEST,
+        "bootstrap.servers": a.bootstrap, "acks": a.acks, "linger.ms": a.linger_ms,
+        "batch.size": a.batch_size, "compression.type": a.codec or "none", "message.max.bytes": MAX_REQUEST,
         "queue.buffering.max.messages": 1_000_000, "log.connection.close": False})
     p.produce(a.topic, b"warm-up", partition=0)
     p.flush(30)
@@ -153,6 +154,30 @@ def _produce_confluent(a: argparse.Namespace, values: list[bytes]) -> tuple[floa
     _mark("T1")
     assert left == 0, f"{left} records not delivered"
     return wall, cpu
+
+
+async def _produce_confluent_aio(a: argparse.Namespace, values: list[bytes]) -> tuple[float, float]:
+    """confluent_kafka.aio's AIOProducer (librdkafka behind a thread pool), as its docs show it:
+    ``await produce()`` per record, which buffers and hands librdkafka a batch of calls at a time."""
+    from confluent_kafka.aio import AIOProducer
+
+    p = AIOProducer({
+        "bootstrap.servers": a.bootstrap, "acks": a.acks, "linger.ms": a.linger_ms,
+        "batch.size": a.batch_size, "compression.type": a.codec or "none", "message.max.bytes": MAX_REQUEST,
+        "queue.buffering.max.messages": 1_000_000, "log.connection.close": False})
+    try:
+        await (await p.produce(a.topic, b"warm-up", partition=0))
+        produce, topic, parts, nv = p.produce, a.topic, a.partitions, len(values)
+        _mark("T0")
+        t0, c0 = time.perf_counter(), _cpu()
+        futs = [await produce(topic, values[i % nv], partition=i % parts) for i in range(a.records)]
+        await p.flush(300)
+        await asyncio.gather(*futs)
+        wall, cpu = time.perf_counter() - t0, _cpu() - c0
+        _mark("T1")
+        return wall, cpu
+    finally:
+        await p.close()
 
 
 class _Clock:
@@ -234,6 +259,24 @@ def _consume_confluent(a: argparse.Namespace) -> tuple[float, float, int]:
         c.close()
 
 
+async def _consume_confluent_aio(a: argparse.Namespace) -> tuple[float, float, int]:
+    from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+    from confluent_kafka.aio import AIOConsumer
+
+    clock = _Clock(a.records, a.from_assign)
+    c = AIOConsumer({"bootstrap.servers": a.bootstrap, "group.id": "bench-matrix-aio",
+                     "enable.auto.commit": False, "fetch.queue.backoff.ms": 10,
+                     "log.connection.close": False})
+    try:
+        await c.assign([TopicPartition(a.topic, p, OFFSET_BEGINNING) for p in range(a.partitions)])
+        clock.begin()
+        while clock.add(sum(1 for m in await c.consume(10000, 1.0) if m.error() is None)):
+            pass
+        return clock.stop()
+    finally:
+        await c.close()
+
+
 def worker(a: argparse.Namespace) -> None:
     n = a.records
     if a.mode == "produce":
@@ -241,12 +284,15 @@ def worker(a: argparse.Namespace) -> None:
         if a.client == "confluent":
             wall, cpu = _produce_confluent(a, values)
         else:
-            fn = _produce_ours if a.client == "aiokafka_lite" else _produce_aiokafka
+            fn = {"aiokafka_lite": _produce_ours, "aiokafka": _produce_aiokafka,
+                  "confluent_aio": _produce_confluent_aio}[a.client]
             wall, cpu = asyncio.run(fn(a, values))
     elif a.client == "confluent":
         wall, cpu, n = _consume_confluent(a)
     else:
-        wall, cpu, n = asyncio.run(_consume_ours(a) if a.client == "aiokafka_lite" else _consume_aiokafka(a))
+        consume = {"aiokafka_lite": _consume_ours, "aiokafka": _consume_aiokafka,
+                   "confluent_aio": _consume_confluent_aio}[a.client]
+        wall, cpu, n = asyncio.run(consume(a))
     rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"wall": wall, "cpu": cpu, "records": n, "rss_kib": rss_kib}), flush=True)
 
@@ -264,10 +310,11 @@ def _proc_cpu(pid: int) -> float:
 class Cell:
     """One broker (and proxy) for one cell of the matrix."""
 
-    def __init__(self, settings: dict[str, Any], delay_ms: float) -> None:
+    def __init__(self, settings: dict[str, Any], delay_ms: float, batch_size: int, linger_ms: float) -> None:
         from _linkproxy import DelayedTansu, start_tansu
 
         self.settings = settings
+        self.batch_size, self.linger_ms = batch_size, linger_ms
         self.delayed = DelayedTansu(delay_ms) if settings["link"] == "delayed" else None
         self.broker = self.delayed.broker if self.delayed is not None else start_tansu()
         self.bootstrap = self.delayed.bootstrap if self.delayed is not None else self.broker.bootstrap
@@ -292,7 +339,7 @@ class Cell:
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", mode, "--client", client,
                "--bootstrap", self.bootstrap, "--topic", topic, "--records", str(n),
                "--value-bytes", str(s["value"]), "--partitions-count", str(s["partitions"]),
-               "--acks", s["acks"]]
+               "--acks", s["acks"], "--batch-size", str(self.batch_size), "--linger-ms", str(self.linger_ms)]
         if s["codec"] != "none":
             cmd += ["--codec", s["codec"]]
         if s["link"] == "delayed":
@@ -327,9 +374,24 @@ class Cell:
         return out
 
 
-def _figures(out: dict[str, Any], value_bytes: int) -> dict[str, Any]:
+_FLOORS: dict[tuple[int, int], dict[str, Any]] = {}
+
+
+def floor_for(value_bytes: int, batch_size: int, quick: bool) -> dict[str, Any]:
+    """The machine's produce and consume floor for this value size (bench/floor.py), measured once per
+    run in the same run as the clients."""
+    key = (value_bytes, batch_size)
+    if key not in _FLOORS:
+        import floor
+
+        _FLOORS[key] = floor.measure(value_bytes, batch_size, 16 if quick else 64, 1 if quick else 3)
+    return _FLOORS[key]
+
+
+def _figures(out: dict[str, Any], value_bytes: int, floor_us: float) -> dict[str, Any]:
     n, wall, cpu = out["records"], out["wall"], out["cpu"]
     return {
+        "x_floor": round(cpu / n * 1e6 / floor_us, 2),
         "records_per_s": round(n / wall),
         "mb_per_s": round(n * value_bytes / wall / 1e6, 2),
         "cpu_us_per_record": round(cpu / n * 1e6, 3),
@@ -344,7 +406,7 @@ def _median(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
         return None
     ordered = sorted(runs, key=lambda r: r["records_per_s"])
     med = dict(ordered[len(ordered) // 2])
-    for key in ("cpu_us_per_record", "cpu_us_per_kib", "rss_mib", "broker_cores"):
+    for key in ("cpu_us_per_record", "x_floor", "cpu_us_per_kib", "rss_mib", "broker_cores"):
         med[key] = statistics.median(r[key] for r in runs)
     med["runs"] = len(runs)
     return med
@@ -360,8 +422,11 @@ def record_count(args: argparse.Namespace, s: dict[str, Any]) -> int:
 
 def run_cell(args: argparse.Namespace, dim: str, s: dict[str, Any]) -> dict[str, Any]:
     n = record_count(args, s)
+    fl = floor_for(s["value"], args.batch_size, args.quick)
+    print(f"floor at {s['value']} B: produce {fl['produce_us']} us/record, "
+          f"consume {fl['consume_us']} us/record", flush=True)
     print(f"cell {dim}={s[dim]} ({s}), {n:,} records; load {os.getloadavg()[0]:.2f}", flush=True)
-    cell = Cell(s, args.delay_ms)
+    cell = Cell(s, args.delay_ms, args.batch_size, args.linger_ms)
     clients = args.clients
     produced: dict[str, list[dict[str, Any]]] = {c: [] for c in clients}
     consumed: dict[str, list[dict[str, Any]]] = {c: [] for c in clients}
@@ -374,11 +439,12 @@ def run_cell(args: argparse.Namespace, dim: str, s: dict[str, Any]) -> dict[str,
                 cell.create_topic(topic, s["partitions"])
                 out = cell.run("produce", client, topic, n, args.timeout)
                 if out is not None:
-                    produced[client].append(_figures(out, s["value"]))
+                    produced[client].append(_figures(out, s["value"], fl["produce_us"]))
                     filled.append(topic)
                     f = produced[client][-1]
                     print(f"  produce {client:>13} #{r + 1}: {f['records_per_s']:>9,} rec/s "
-                          f"{f['mb_per_s']:>8} MB/s {f['cpu_us_per_record']:>8.3f} us/rec  "
+                          f"{f['mb_per_s']:>8} MB/s {f['cpu_us_per_record']:>8.3f} us/rec "
+                          f"({f['x_floor']}x floor)  "
                           f"broker {f['broker_cores']} cores", flush=True)
         if dim != "acks" and filled:
             for r in range(args.rounds):
@@ -386,14 +452,16 @@ def run_cell(args: argparse.Namespace, dim: str, s: dict[str, Any]) -> dict[str,
                 for client in order:
                     out = cell.run("consume", client, filled[0], n, args.timeout)
                     if out is not None:
-                        consumed[client].append(_figures(out, s["value"]))
+                        consumed[client].append(_figures(out, s["value"], fl["consume_us"]))
                         f = consumed[client][-1]
                         print(f"  consume {client:>13} #{r + 1}: {f['records_per_s']:>9,} rec/s "
-                              f"{f['mb_per_s']:>8} MB/s {f['cpu_us_per_record']:>8.3f} us/rec  "
+                              f"{f['mb_per_s']:>8} MB/s {f['cpu_us_per_record']:>8.3f} us/rec "
+                          f"({f['x_floor']}x floor)  "
                               f"broker {f['broker_cores']} cores", flush=True)
     finally:
         cell.close()
     return {"dimension": dim, "setting": s[dim], "records": n, "load": round(os.getloadavg()[0], 2),
+            "floor": {"produce_us": fl["produce_us"], "consume_us": fl["consume_us"]},
             "produce": {c: _median(v) for c, v in produced.items()},
             "consume": {c: _median(v) for c, v in consumed.items()} if dim != "acks" else {}}
 
@@ -404,7 +472,7 @@ def ratios(results: list[dict[str, Any]]) -> dict[str, float]:
         for mode in ("produce", "consume"):
             figs = cell[mode]
             ours = figs.get("aiokafka_lite")
-            for other in ("confluent", "aiokafka"):
+            for other in PEERS:
                 theirs = figs.get(other)
                 if ours and theirs:
                     key = f"{mode}_{cell['dimension']}_{cell['setting']}_vs_{other}"
@@ -476,8 +544,8 @@ def markdown(results: list[dict[str, Any]], args: argparse.Namespace, clients: l
              f"delayed link: "
              f"{args.delay_ms:g} ms each way. `cpu/rec` and `cpu/KiB` are the client's CPU µs; `broker` is "
              f"Tansu's CPU in cores during the run.", "",
-             "| dimension | setting | records | load | mode | client | records/s | MB/s | cpu/rec | cpu/KiB "
-             "| RSS MiB | broker | ours vs |", "|" + "---|" * 13]
+             "| dimension | setting | records | load | mode | client | records/s | MB/s | cpu/rec | x floor "
+             "| cpu/KiB | RSS MiB | broker | ours vs |", "|" + "---|" * 14]
     for cell in results:
         for mode in ("produce", "consume"):
             ours = cell[mode].get("aiokafka_lite")
@@ -490,7 +558,8 @@ def markdown(results: list[dict[str, Any]], args: argparse.Namespace, clients: l
                 lines.append(f"| {cell['dimension']} | {_label(cell['dimension'], cell['setting'])} | "
                              f"{cell['records']:,} | {cell['load']} | {mode} | {client} | "
                              f"{f['records_per_s']:,} | "
-                             f"{f['mb_per_s']} | {f['cpu_us_per_record']:.2f} | {f['cpu_us_per_kib']:.2f} | "
+                             f"{f['mb_per_s']} | {f['cpu_us_per_record']:.2f} | {f['x_floor']} | "
+                             f"{f['cpu_us_per_kib']:.2f} | "
                              f"{f['rss_mib']} | {f['broker_cores']} | {vs} |")
     return "\n".join(lines)
 
@@ -514,6 +583,8 @@ def main() -> None:
     ap.add_argument("--only", nargs="+", choices=list(DIMENSIONS), help="vary only these dimensions")
     ap.add_argument("--clients", nargs="+", default=list(CLIENTS), choices=CLIENTS)
     ap.add_argument("--delay-ms", type=float, default=20.0, help="delayed link: added each way")
+    ap.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="every client's batch size")
+    ap.add_argument("--linger-ms", type=float, default=LINGER_MS, help="every client's linger")
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--charts", type=Path, default=ROOT / "docs" / "perf")
     ap.add_argument("--doc", type=Path, default=ROOT / "docs" / "performance.md")
@@ -545,7 +616,8 @@ def main() -> None:
             if setting == BASE[dim] and dim != "value":
                 continue  # the base cell is measured once, in the value row
             results.append(run_cell(args, dim, {**BASE, dim: setting}))
-    summary = {"bench": "matrix", "quick": args.quick, "rounds": args.rounds, "results": results,
+    summary = {"bench": "matrix", "quick": args.quick, "rounds": args.rounds, "batch_size": args.batch_size,
+               "linger_ms": args.linger_ms, "results": results,
                "ratios": ratios(results)}
     if not args.no_docs:
         paths = charts(results, args.charts, args.clients)
