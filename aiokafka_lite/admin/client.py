@@ -6,13 +6,16 @@ error classes with messages naming the topic, group or partition concerned.
 
 from __future__ import annotations
 
+from ._acls import AclOps
 from ._configs import ConfigOps
-from ._groups import GroupOps
+from ._group_offsets import GroupOffsetOps
+from ._log_dirs import LogDirOps
 from ._offsets import OffsetOps
 from ._topics import TopicOps
+from ._txns import TransactionOps
 
 
-class Admin(TopicOps, GroupOps, OffsetOps, ConfigOps):
+class Admin(TopicOps, GroupOffsetOps, OffsetOps, ConfigOps, AclOps, TransactionOps, LogDirOps):
     """``async with Admin(bootstrap_servers="127.0.0.1:9092") as admin: ...``
 
     Settings are the common ones (see docs/configuration.md); ``Admin.from_config({...})`` takes
@@ -21,9 +24,15 @@ class Admin(TopicOps, GroupOps, OffsetOps, ConfigOps):
     * topics: ``create_topics([NewTopic])``, ``list_topics()``, ``describe_topics([names])``,
       ``delete_topics([names])``, ``create_partitions({topic: count})``;
     * configs: ``describe_configs([ConfigResource("topic", name)])``,
-      ``incremental_alter_configs({ConfigResource("topic", name): {"retention.ms": "1000"}})``;
+      ``incremental_alter_configs({ConfigResource("topic", name): {"retention.ms": "1000"}})``,
+      ``alter_configs({resource: {name: value}})`` (the legacy whole-set replacement);
     * groups: ``list_groups()``, ``describe_groups([ids])``, ``delete_groups([ids])``,
-      ``list_consumer_group_offsets(id)``;
+      ``list_consumer_group_offsets(id)``, ``alter_consumer_group_offsets(id, {tp: offset})``,
+      ``delete_consumer_group_offsets(id, [tp])``, ``remove_members_from_consumer_group(id)``;
+    * ACLs: ``create_acls([AclBinding])``, ``describe_acls(AclBindingFilter)``, ``delete_acls([filter])``;
+    * producers and transactions: ``describe_producers([tp])``, ``list_transactions()``,
+      ``describe_transactions([ids])``, ``fence_producers([ids])``, ``abort_transaction(spec)``;
+    * ``describe_log_dirs([node ids])``;
     * offsets: ``list_offsets({tp: "earliest" | "latest" | ms})``, ``delete_records({tp: offset})``;
     * ``describe_cluster()``.
     """
