@@ -19,9 +19,13 @@ from .types import (
     NewPartitions,
     ProducerState,
     ReplicaInfo,
+    ScramCredentialInfo,
     TopicDescription,
     TransactionDescription,
     TransactionListing,
+    UserScramCredentialDeletion,
+    UserScramCredentialsDescription,
+    UserScramCredentialUpsertion,
 )
 
 __all__ = [
@@ -43,7 +47,11 @@ __all__ = [
     "NewTopic",
     "ProducerState",
     "ReplicaInfo",
+    "ScramCredentialInfo",
     "TopicDescription",
     "TransactionDescription",
     "TransactionListing",
+    "UserScramCredentialDeletion",
+    "UserScramCredentialUpsertion",
+    "UserScramCredentialsDescription",
 ]

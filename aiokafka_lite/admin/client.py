@@ -11,11 +11,13 @@ from ._configs import ConfigOps
 from ._group_offsets import GroupOffsetOps
 from ._log_dirs import LogDirOps
 from ._offsets import OffsetOps
+from ._scram import ScramOps
 from ._topics import TopicOps
 from ._txns import TransactionOps
 
 
-class Admin(TopicOps, GroupOffsetOps, OffsetOps, ConfigOps, AclOps, TransactionOps, LogDirOps):
+class Admin(TopicOps, GroupOffsetOps, OffsetOps, ConfigOps, AclOps, TransactionOps, LogDirOps,
+            ScramOps):
     """``async with Admin(bootstrap_servers="127.0.0.1:9092") as admin: ...``
 
     Settings are the common ones (see docs/configuration.md); ``Admin.from_config({...})`` takes
@@ -32,6 +34,8 @@ class Admin(TopicOps, GroupOffsetOps, OffsetOps, ConfigOps, AclOps, TransactionO
     * ACLs: ``create_acls([AclBinding])``, ``describe_acls(AclBindingFilter)``, ``delete_acls([filter])``;
     * producers and transactions: ``describe_producers([tp])``, ``list_transactions()``,
       ``describe_transactions([ids])``, ``fence_producers([ids])``, ``abort_transaction(spec)``;
+    * SCRAM users: ``describe_user_scram_credentials([users])``,
+      ``alter_user_scram_credentials([UserScramCredentialUpsertion | UserScramCredentialDeletion])``;
     * ``describe_log_dirs([node ids])``;
     * offsets: ``list_offsets({tp: "earliest" | "latest" | ms})``, ``delete_records({tp: offset})``;
     * ``describe_cluster()``.

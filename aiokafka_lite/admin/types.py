@@ -289,3 +289,35 @@ class LogDirDescription:
                 "replicas": [{"topic": tp.topic, "partition": tp.partition, "size": r.size,
                               "offset_lag": r.offset_lag, "is_future": r.is_future}
                              for tp, r in sorted(self.replicas.items())]}
+
+
+# -- SCRAM credentials (KIP-554) -------------------------------------------------------------------------
+
+#: Kafka's ScramMechanism codes.
+SCRAM_MECHANISMS = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}
+
+
+class ScramCredentialInfo(NamedTuple):
+    mechanism: str
+    iterations: int
+
+
+class UserScramCredentialsDescription(NamedTuple):
+    user: str
+    credential_infos: tuple[ScramCredentialInfo, ...]
+
+
+class UserScramCredentialUpsertion(NamedTuple):
+    """Create or replace ``user``'s credential for ``mechanism``; the password is salted and hashed
+    here (``salt`` random when None) and only the salted password is sent (KIP-554)."""
+
+    user: str
+    password: str
+    mechanism: str = "SCRAM-SHA-256"
+    iterations: int = 4096
+    salt: bytes | None = None
+
+
+class UserScramCredentialDeletion(NamedTuple):
+    user: str
+    mechanism: str = "SCRAM-SHA-256"
