@@ -139,6 +139,11 @@ class GroupOps(AdminCore):
         self._raise_first(results, groups)
         return [results[g] for g in groups]
 
+    async def describe_consumer_groups(self, group_ids: Iterable[str]) -> list[GroupDescription]:
+        """Java's name for :meth:`describe_groups`, which describes groups of both protocols (classic
+        with DescribeGroups, KIP-848 with ConsumerGroupDescribe)."""
+        return await self.describe_groups(group_ids)
+
     async def _offers(self, node: int, request_cls: Any) -> bool:
         try:
             await self._version(node, request_cls)

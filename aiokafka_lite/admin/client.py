@@ -11,13 +11,15 @@ from ._configs import ConfigOps
 from ._group_offsets import GroupOffsetOps
 from ._log_dirs import LogDirOps
 from ._offsets import OffsetOps
+from ._quotas import QuotaOps
+from ._replicas import ReplicaOps
 from ._scram import ScramOps
 from ._topics import TopicOps
 from ._txns import TransactionOps
 
 
 class Admin(TopicOps, GroupOffsetOps, OffsetOps, ConfigOps, AclOps, TransactionOps, LogDirOps,
-            ScramOps):
+            ScramOps, ReplicaOps, QuotaOps):
     """``async with Admin(bootstrap_servers="127.0.0.1:9092") as admin: ...``
 
     Settings are the common ones (see docs/configuration.md); ``Admin.from_config({...})`` takes
@@ -36,9 +38,11 @@ class Admin(TopicOps, GroupOffsetOps, OffsetOps, ConfigOps, AclOps, TransactionO
       ``describe_transactions([ids])``, ``fence_producers([ids])``, ``abort_transaction(spec)``;
     * SCRAM users: ``describe_user_scram_credentials([users])``,
       ``alter_user_scram_credentials([UserScramCredentialUpsertion | UserScramCredentialDeletion])``;
-    * ``describe_log_dirs([node ids])``;
+    * replicas: ``list_partition_reassignments()``, ``alter_partition_reassignments({tp: [ids]})``,
+      ``elect_leaders([tp])``, ``describe_log_dirs([node ids])``;
+    * ``describe_client_quotas([QuotaFilterComponent])``, ``alter_client_quotas({entity: {key: value}})``;
     * offsets: ``list_offsets({tp: "earliest" | "latest" | ms})``, ``delete_records({tp: offset})``;
-    * ``describe_cluster()``.
+    * ``describe_cluster()``, ``describe_features()``.
     """
 
     def __repr__(self) -> str:

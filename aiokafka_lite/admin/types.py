@@ -321,3 +321,37 @@ class UserScramCredentialUpsertion(NamedTuple):
 class UserScramCredentialDeletion(NamedTuple):
     user: str
     mechanism: str = "SCRAM-SHA-256"
+
+
+# -- partition reassignments (KIP-455) and client quotas (KIP-546) ---------------------------------------
+
+
+class PartitionReassignment(NamedTuple):
+    """An ongoing reassignment: the replica set now, and those being added and removed."""
+
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
+
+
+#: A client-quota entity: ``(("user", "alice"), ("client-id", None))``, sorted by entity type; a name of
+#: None is that type's default entity.
+QuotaEntity = tuple[tuple[str, str | None], ...]
+
+
+class QuotaFilterComponent(NamedTuple):
+    """One entity type of a describe_client_quotas filter: ``match_type`` "exact" (``name``), "default"
+    (the type's default entity) or "any" (any entity of the type)."""
+
+    entity_type: str
+    name: str | None = None
+    match_type: str = "exact"
+
+
+class FeatureMetadata(NamedTuple):
+    """Cluster features (KIP-584) from a broker's ApiVersions answer: ``{name: (min, max)}``;
+    ``finalized_epoch`` is -1 when the broker reports none."""
+
+    finalized: dict[str, tuple[int, int]]
+    supported: dict[str, tuple[int, int]]
+    finalized_epoch: int = -1
