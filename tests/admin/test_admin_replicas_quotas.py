@@ -64,7 +64,8 @@ async def test_alter_partition_reassignments_bytes_and_errors() -> None:
     call.reply(AlterPartitionReassignmentsResponse(error_code=0, error_message=None, responses=[
         ReassignableTopicResponse(name="a", partitions=[
             ReassignablePartitionResponse(partition_index=0, error_code=0, error_message=None),
-            ReassignablePartitionResponse(partition_index=1, error_code=errors.NoReassignmentInProgressError.errno,
+            ReassignablePartitionResponse(partition_index=1,
+                                          error_code=errors.NoReassignmentInProgressError.errno,
                                           error_message="nothing to cancel")])]))
     with pytest.raises(errors.NoReassignmentInProgressError, match=r"a\[1\].*nothing to cancel"):
         await task
@@ -93,7 +94,8 @@ async def test_elect_leaders_bytes_and_outcomes() -> None:
     assert call.request.encode(2) == i8(1) + b"\x00" + i32(30000) + NO_TAGS  # null topics: every partition
     call.reply(ElectLeadersResponse(error_code=0, replica_election_results=[ReplicaElectionResult(
         topic="b", partition_result=[PartitionResult(
-            partition_id=0, error_code=errors.EligibleLeadersNotAvailableError.errno, error_message="none")])]))
+            partition_id=0, error_code=errors.EligibleLeadersNotAvailableError.errno,
+            error_message="none")])]))
     with pytest.raises(errors.EligibleLeadersNotAvailableError, match=r"b\[0\]"):
         await task
 
