@@ -138,3 +138,29 @@ async def test_describe_log_dirs(noida: EmbeddedBroker, new_topic: Callable[...,
         (where,) = dirs[node].values()
         assert where.error is None
         assert where.replicas[TopicPartition(topic, 1)].size > where.replicas[TopicPartition(topic, 0)].size
+
+
+async def test_static_member_removed_on_its_behalf(noida: EmbeddedBroker,
+                                                   new_topic: Callable[..., str]) -> None:
+    from aiokafka_lite import Consumer
+
+    topic, group = new_topic(), new_topic("group")
+    tp = TopicPartition(topic, 0)
+    async with Admin(bootstrap_servers=noida.bootstrap) as admin:
+        await admin.create_topics([NewTopic(topic, 1, 1)])
+        async with Consumer(topic, bootstrap_servers=noida.bootstrap, group_id=group,
+                            group_instance_id="worker-1", session_timeout_ms=30_000,
+                            enable_auto_commit=False) as consumer:
+            for _ in range(100):
+                await consumer.poll(timeout_ms=100)
+                if consumer.assignment():
+                    break
+            assert consumer.assignment() == {tp}
+            (before,) = await admin.describe_consumer_groups([group])
+            (member,) = before.members
+            assert member.group_instance_id == "worker-1"
+            with pytest.raises(errors.KafkaError, match=group):
+                await admin.alter_consumer_group_offsets(group, {tp: 0})  # an active member owns it
+            assert await admin.remove_members_from_consumer_group(group, ["worker-1"]) == [member.member_id]
+            (after,) = await admin.describe_consumer_groups([group])
+            assert member.member_id not in {m.member_id for m in after.members}
