@@ -146,3 +146,25 @@ async def test_features_of_a_broker_that_finalizes_none(broker: EmbeddedBroker) 
     async with Admin(bootstrap_servers=broker.bootstrap) as admin:
         features = await admin.describe_features()
     assert (features.finalized, features.supported) == ({}, {})  # neither broker reports any
+
+
+async def test_features_read_from_api_versions() -> None:
+    from aiokafka_lite.protocol.messages.api_versions import (
+        ApiVersionsRequest,
+        ApiVersionsResponse,
+        FinalizedFeatureKey,
+        SupportedFeatureKey,
+    )
+
+    admin, client = fake_admin({A0: 1})
+    task = asyncio.ensure_future(admin.describe_features())
+    call = await next_call(client, ApiVersionsRequest)
+    assert call.version >= 3 and call.request.client_software_name == "aiokafka-lite"
+    call.reply(ApiVersionsResponse(
+        error_code=0, api_keys=[], finalized_features_epoch=12,
+        supported_features=[SupportedFeatureKey(name="metadata.version", min_version=1, max_version=27)],
+        finalized_features=[FinalizedFeatureKey(name="metadata.version", min_version_level=1,
+                                                max_version_level=21)]))
+    features = await task
+    assert features.finalized == {"metadata.version": (1, 21)}
+    assert features.supported == {"metadata.version": (1, 27)} and features.finalized_epoch == 12
