@@ -157,3 +157,13 @@ async def test_abort_transaction_follows_a_moved_leader() -> None:
         WritableTxnMarkerTopicResult(name="events", partitions=[WritableTxnMarkerPartitionResult(
             partition_index=0, error_code=0)])])]))
     await task  # no error: the new leader wrote the marker
+
+
+async def test_calls_after_stop_fail_at_once() -> None:
+    admin, client = fake_admin({TP: 1})
+    await admin.stop()
+    for call in (admin.describe_acls(), admin.list_transactions(), admin.describe_log_dirs(),
+                 admin.abort_transaction(AbortTransactionSpec(TP, 1, 0, 0))):
+        with pytest.raises(errors.IllegalStateError, match="not started"):
+            await call
+    assert client.calls == []
