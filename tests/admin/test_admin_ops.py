@@ -9,7 +9,8 @@
   on the fake client (test_admin_wire.py).
 - Legacy AlterConfigs replaces the whole set (noida-db; Tansu does not offer it).
 - ACLs on noida-db: no authorizer, so every ACL call fails with SecurityDisabledError naming the ACL.
-  No broker here enforces ACLs, so a denied produce cannot be shown.
+  Tansu keeps no ACL and lets a denied principal produce. No broker here enforces ACLs, so a denied
+  produce cannot be shown.
 - DescribeLogDirs (noida-db; Tansu does not offer it).
 """
 
@@ -164,3 +165,19 @@ async def test_static_member_removed_on_its_behalf(noida: EmbeddedBroker,
             assert await admin.remove_members_from_consumer_group(group, ["worker-1"]) == [member.member_id]
             (after,) = await admin.describe_consumer_groups([group])
             assert member.member_id not in {m.member_id for m in after.members}
+
+
+async def test_tansu_neither_keeps_nor_enforces_acls(tansu: EmbeddedBroker,
+                                                      new_topic: Callable[..., str]) -> None:
+    """Why no test shows a produce denied by an ACL: Tansu answers CreateAcls with a null result array
+    (which the spec does not allow), lists no ACL afterwards and lets the denied principal produce."""
+    topic = new_topic()
+    deny = AclBinding("topic", topic, "User:ANONYMOUS", "write", permission="deny")
+    async with Admin(bootstrap_servers=tansu.bootstrap) as admin:
+        await admin.create_topics([NewTopic(topic, 1, 1)])
+        with pytest.raises(errors.ProtocolError, match=r"CreateAclsResponse\.results is null"):
+            await admin.create_acls([deny])
+        assert await admin.describe_acls() == []
+    async with Producer(bootstrap_servers=tansu.bootstrap) as producer:
+        written = await (await producer.send(topic, b"not denied", partition=0))
+    assert written.offset == 0
