@@ -167,3 +167,16 @@ async def test_calls_after_stop_fail_at_once() -> None:
         with pytest.raises(errors.IllegalStateError, match="not started"):
             await call
     assert client.calls == []
+
+
+async def test_cancelling_a_call_ends_it_and_sends_nothing_more() -> None:
+    admin, client = fake_admin({TP: 1}, retry_backoff_ms=1)
+    task = asyncio.ensure_future(admin.create_acls([READ]))
+    call = await next_call(client, CreateAclsRequest)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert call.future.cancelled()  # the wait for the answer ended with the call
+    for _ in range(50):
+        await asyncio.sleep(0)
+    assert len(client.calls) == 1
