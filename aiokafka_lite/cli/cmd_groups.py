@@ -16,7 +16,7 @@ from ._runtime import CLIError
 
 
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    groups = sub.add_parser("groups", help="list, describe or delete consumer groups",
+    groups = sub.add_parser("groups", help="list, describe, delete groups; reset or delete offsets",
                             description="Consumer group administration.")
     actions = groups.add_subparsers(dest="action", metavar="ACTION", parser_class=type(groups))
     actions.required = True
