@@ -40,8 +40,9 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
 
     p = actions.add_parser("fence", help="abort the open transaction of transactional ids",
                            description="Fence the producers of each TRANSACTIONAL_ID (kafka-transactions' "
-                                       "force-terminate): the coordinator aborts its open transaction and "
-                                       "bumps the epoch, so the old producer can no longer write.")
+                                       "--forceTerminateTransaction): the coordinator aborts its open "
+                                       "transaction and bumps the epoch, so the old producer can no longer "
+                                       "write.")
     p.add_argument("ids", nargs="+", metavar="TRANSACTIONAL_ID")
     p.add_argument("--json", action="store_true", help="one JSON object per transactional id")
     common(p)
