@@ -1,11 +1,13 @@
-"""incremental_alter_configs: change some configs of topics or brokers, leaving the others alone."""
+"""Changing configs of topics and brokers: incremental_alter_configs (only the configs named change) and
+the legacy alter_configs (the whole set is replaced; configs left out return to their defaults)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .. import errors
+from ..protocol.messages import alter_configs as legacy
 from ..protocol.messages.incremental_alter_configs import (
     AlterableConfig,
     AlterConfigsResource,
@@ -22,7 +24,7 @@ CONFIG_OPS = {"set": 0, "delete": 1, "append": 2, "subtract": 3}
 
 
 class ConfigOps(AdminCore):
-    """incremental_alter_configs."""
+    """incremental_alter_configs, alter_configs."""
 
     async def incremental_alter_configs(
         self, changes: Mapping[ConfigResource | tuple[str, str], Mapping[str, str | None]], *,
@@ -45,17 +47,43 @@ class ConfigOps(AdminCore):
                 op = CONFIG_OPS["set" if value is not None else "delete"]
                 entries.append(AlterableConfig(name=name, config_operation=op, value=value))
             wanted[r] = entries
+        await self._alter_configs(wanted, lambda batch: IncrementalAlterConfigsRequest(
+            resources=[AlterConfigsResource(resource_type=r.type_code, resource_name=r.name,
+                                            configs=wanted[r]) for r in batch],
+            validate_only=validate_only), "IncrementalAlterConfigs")
+
+    async def alter_configs(
+        self, configs: Mapping[ConfigResource | tuple[str, str], Mapping[str, str]], *,
+        validate_only: bool = False,
+    ) -> None:
+        """Replace the whole config set of each resource (Kafka's legacy AlterConfigs): every dynamic
+        config not given returns to its default. Prefer :meth:`incremental_alter_configs`; this is for
+        brokers that lack it."""
+        wanted: dict[ConfigResource, list[legacy.AlterableConfig]] = {}
+        for raw, entries in configs.items():
+            r = ConfigResource(*raw)
+            r.type_code  # noqa: B018 - validates the type name
+            for name, value in entries.items():
+                if not isinstance(name, str) or not isinstance(value, str):
+                    raise errors.IllegalArgumentError(
+                        f"{r.type} {r.name!r}: alter_configs takes {{name: str value}}, "
+                        f"got {name!r}: {value!r}")
+            wanted[r] = [legacy.AlterableConfig(name=n, value=v) for n, v in entries.items()]
+        await self._alter_configs(wanted, lambda batch: legacy.AlterConfigsRequest(
+            resources=[legacy.AlterConfigsResource(resource_type=r.type_code, resource_name=r.name,
+                                                   configs=wanted[r]) for r in batch],
+            validate_only=validate_only), "AlterConfigs")
+
+    async def _alter_configs(self, wanted: Mapping[ConfigResource, Any],
+                             build: Callable[[list[ConfigResource]], Any], what: str) -> None:
+        """Send ``build(resources)`` to the node each resource belongs to; raise the first error."""
         routes = config_routes(wanted)
 
         async def attempt(pending: list[ConfigResource]) -> dict[ConfigResource, Any]:
             out: dict[ConfigResource, Any] = {}
             for node, batch in by_node(pending, routes).items():
                 target = node if node is not None else await self.client.any_ready_node()
-                request = IncrementalAlterConfigsRequest(
-                    resources=[AlterConfigsResource(resource_type=r.type_code, resource_name=r.name,
-                                                    configs=wanted[r]) for r in batch],
-                    validate_only=validate_only)
-                response = await self._send(target, request)
+                response = await self._send(target, build(batch))
                 index = {(r.type_code, r.name): r for r in batch}
                 for result in response.responses:
                     found = index.get((result.resource_type, result.resource_name))
@@ -65,5 +93,5 @@ class ConfigOps(AdminCore):
             return out
 
         order: Iterable[ConfigResource] = list(wanted)
-        results = await self._retrying(order, attempt, what="IncrementalAlterConfigs")
+        results = await self._retrying(order, attempt, what=what)
         self._raise_first(results, order)

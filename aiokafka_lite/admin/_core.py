@@ -47,6 +47,19 @@ def describe_tp(tp: TopicPartition) -> str:
     return f"partition {tp.topic}[{tp.partition}]"
 
 
+def check_tp(tp: Any) -> TopicPartition:
+    if not (isinstance(tp, tuple) and len(tp) == 2 and isinstance(tp[0], str) and tp[0]
+            and isinstance(tp[1], int) and not isinstance(tp[1], bool) and tp[1] >= 0):
+        raise errors.IllegalArgumentError(f"expected TopicPartition(topic, partition >= 0), got {tp!r}")
+    return TopicPartition(*tp)
+
+
+def check_group(group_id: Any) -> str:
+    if not isinstance(group_id, str) or not group_id:
+        raise errors.IllegalArgumentError(f"a group id must be a non-empty str, got {group_id!r}")
+    return group_id
+
+
 class AdminCore:
     """Settings, lifecycle and routing shared by the Admin's operations."""
 
@@ -156,6 +169,45 @@ class AdminCore:
             else:
                 by_leader.setdefault(leader, []).append(tp)
         return by_leader, failed
+
+    async def _coordinators(self, keys: list[str], key_type: int = 0
+                            ) -> tuple[dict[int, list[str]], dict[str, BaseException]]:
+        """Group ``keys`` (group ids, or transactional ids with ``key_type`` 1) by coordinator."""
+        found = await asyncio.gather(*(self.client.find_coordinator(k, key_type) for k in keys),
+                                     return_exceptions=True)
+        by_node: dict[int, list[str]] = {}
+        failed: dict[str, BaseException] = {}
+        for g, node in zip(keys, found, strict=True):
+            if isinstance(node, BaseException):
+                if not isinstance(node, Exception):
+                    raise node
+                failed[g] = node
+            else:
+                by_node.setdefault(node, []).append(g)
+        return by_node, failed
+
+    async def _per_leader(self, wanted: Mapping[TopicPartition, Any], what: str,
+                          call: Any) -> dict[TopicPartition, Any]:
+        """Send ``call(node, {tp: value})`` to each partition's leader, retrying re-routable errors."""
+
+        async def attempt(pending: list[TopicPartition]) -> dict[TopicPartition, Any]:
+            by_leader, out = await self._leaders(pending)
+            answers = await asyncio.gather(
+                *(call(node, {tp: wanted[tp] for tp in tps}) for node, tps in by_leader.items()),
+                return_exceptions=True)
+            for tps, answer in zip(by_leader.values(), answers, strict=True):
+                if isinstance(answer, BaseException):
+                    if not isinstance(answer, Exception):
+                        raise answer
+                    out.update({tp: answer for tp in tps})
+                else:
+                    out.update(answer)
+            return out
+
+        order = list(wanted)
+        results = await self._retrying(order, attempt, what=what, final=())
+        self._raise_first(results, order)
+        return results
 
     # -- retries ----------------------------------------------------------------------------------
 

@@ -20,16 +20,10 @@ from ..protocol.messages.offset_fetch import (
     OffsetFetchRequestTopics,
 )
 from ..structs import OffsetAndMetadata, TopicPartition
-from ._core import AdminCore, broker_error
+from ._core import AdminCore, broker_error, check_group
 from .types import GroupDescription, GroupListing, MemberDescription
 
 _OFFSET_FETCH_MAX = 9  # v10 names topics by id only
-
-
-def _check_group(group_id: Any) -> str:
-    if not isinstance(group_id, str) or not group_id:
-        raise errors.IllegalArgumentError(f"a group id must be a non-empty str, got {group_id!r}")
-    return group_id
 
 
 def _member(m: Any, protocol_type: str) -> MemberDescription:
@@ -104,20 +98,6 @@ class GroupOps(AdminCore):
         merged = {g.group_id: g for node in nodes for g in results[node]}
         return [merged[k] for k in sorted(merged)]
 
-    async def _coordinators(self, groups: list[str]) -> tuple[dict[int, list[str]], dict[str, BaseException]]:
-        found = await asyncio.gather(*(self.client.find_coordinator(g, 0) for g in groups),
-                                     return_exceptions=True)
-        by_node: dict[int, list[str]] = {}
-        failed: dict[str, BaseException] = {}
-        for g, node in zip(groups, found, strict=True):
-            if isinstance(node, BaseException):
-                if not isinstance(node, Exception):
-                    raise node
-                failed[g] = node
-            else:
-                by_node.setdefault(node, []).append(g)
-        return by_node, failed
-
     async def describe_groups(self, group_ids: Iterable[str]) -> list[GroupDescription]:
         """State, protocol and members of each group (in the order asked), with consumer
         members' assignments and subscriptions decoded. An unknown group comes back in state "Dead"
@@ -127,7 +107,7 @@ class GroupOps(AdminCore):
         (Kafka 4 answers a KIP-848 group so) is asked again with ConsumerGroupDescribe where the
         coordinator offers it, and described from that answer when it is a KIP-848 group
         (``group_type == "consumer"``)."""
-        groups = list(dict.fromkeys(_check_group(g) for g in group_ids))
+        groups = list(dict.fromkeys(check_group(g) for g in group_ids))
         if not groups:
             return []
 
@@ -159,6 +139,11 @@ class GroupOps(AdminCore):
         self._raise_first(results, groups)
         return [results[g] for g in groups]
 
+    async def describe_consumer_groups(self, group_ids: Iterable[str]) -> list[GroupDescription]:
+        """Java's name for :meth:`describe_groups`, which describes groups of both protocols (classic
+        with DescribeGroups, KIP-848 with ConsumerGroupDescribe)."""
+        return await self.describe_groups(group_ids)
+
     async def _offers(self, node: int, request_cls: Any) -> bool:
         try:
             await self._version(node, request_cls)
@@ -168,7 +153,7 @@ class GroupOps(AdminCore):
 
     async def delete_groups(self, group_ids: Iterable[str]) -> None:
         """Delete groups (they must have no members); raises the first group's error, naming it."""
-        groups = list(dict.fromkeys(_check_group(g) for g in group_ids))
+        groups = list(dict.fromkeys(check_group(g) for g in group_ids))
         if not groups:
             return
 
@@ -193,7 +178,7 @@ class GroupOps(AdminCore):
 
         Partitions without a committed offset are left out.
         """
-        group = _check_group(group_id)
+        group = check_group(group_id)
         wanted = None if partitions is None else sorted(set(partitions))
         topics: dict[str, list[int]] = {}
         for tp in wanted or ():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,19 +13,12 @@ from ..protocol.messages.delete_records import (
     DeleteRecordsTopic,
 )
 from ..structs import TopicPartition
-from ._core import AdminCore, broker_error, describe_tp
+from ._core import AdminCore, broker_error, check_tp, describe_tp
 from .types import ListOffsetsResult
 
 #: ListOffsets' special timestamps.
 OFFSET_SPECS = {"latest": LATEST, "earliest": EARLIEST, "max_timestamp": MAX_TIMESTAMP}
 _ISOLATION = {"read_uncommitted": 0, "read_committed": 1}
-
-
-def _check_tp(tp: Any) -> TopicPartition:
-    if not (isinstance(tp, tuple) and len(tp) == 2 and isinstance(tp[0], str) and tp[0]
-            and isinstance(tp[1], int) and not isinstance(tp[1], bool) and tp[1] >= 0):
-        raise errors.IllegalArgumentError(f"expected TopicPartition(topic, partition >= 0), got {tp!r}")
-    return TopicPartition(*tp)
 
 
 def _by_topic(items: Mapping[TopicPartition, int]) -> dict[str, list[tuple[int, int]]]:
@@ -39,29 +31,6 @@ def _by_topic(items: Mapping[TopicPartition, int]) -> dict[str, list[tuple[int, 
 class OffsetOps(AdminCore):
     """list_offsets and delete_records."""
 
-    async def _per_leader(self, wanted: Mapping[TopicPartition, int], what: str,
-                          call: Any) -> dict[TopicPartition, Any]:
-        """Send ``call(node, {tp: value})`` to each partition's leader, retrying re-routable errors."""
-
-        async def attempt(pending: list[TopicPartition]) -> dict[TopicPartition, Any]:
-            by_leader, out = await self._leaders(pending)
-            answers = await asyncio.gather(
-                *(call(node, {tp: wanted[tp] for tp in tps}) for node, tps in by_leader.items()),
-                return_exceptions=True)
-            for tps, answer in zip(by_leader.values(), answers, strict=True):
-                if isinstance(answer, BaseException):
-                    if not isinstance(answer, Exception):
-                        raise answer
-                    out.update({tp: answer for tp in tps})
-                else:
-                    out.update(answer)
-            return out
-
-        order = list(wanted)
-        results = await self._retrying(order, attempt, what=what, final=())
-        self._raise_first(results, order)
-        return results
-
     async def list_offsets(
         self, specs: Mapping[TopicPartition, str | int], *, isolation_level: str = "read_uncommitted",
     ) -> dict[TopicPartition, ListOffsetsResult]:
@@ -72,7 +41,7 @@ class OffsetOps(AdminCore):
                 f"isolation_level must be 'read_uncommitted' or 'read_committed', got {isolation_level!r}")
         wanted: dict[TopicPartition, int] = {}
         for tp, spec in specs.items():
-            tp = _check_tp(tp)
+            tp = check_tp(tp)
             if isinstance(spec, str) and spec in OFFSET_SPECS:
                 wanted[tp] = OFFSET_SPECS[spec]
             elif isinstance(spec, int) and not isinstance(spec, bool) and spec >= 0:
@@ -96,7 +65,7 @@ class OffsetOps(AdminCore):
         returns each partition's new low watermark."""
         wanted: dict[TopicPartition, int] = {}
         for tp, offset in offsets.items():
-            tp = _check_tp(tp)
+            tp = check_tp(tp)
             if isinstance(offset, bool) or not isinstance(offset, int) or offset < -1:
                 raise errors.IllegalArgumentError(
                     f"{describe_tp(tp)}: delete_records takes an offset >= 0 (or -1 for the high "

@@ -6,7 +6,9 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .. import errors
+from .. import __version__, errors
+from ..net.handshake import CLIENT_SOFTWARE_NAME
+from ..protocol.messages.api_versions import ApiVersionsRequest
 from ..protocol.messages.create_partitions import (
     CreatePartitionsAssignment,
     CreatePartitionsRequest,
@@ -32,6 +34,7 @@ from .types import (
     ConfigEntry,
     ConfigResource,
     ConfigSynonym,
+    FeatureMetadata,
     NewPartitions,
     TopicDescription,
 )
@@ -57,7 +60,8 @@ def _new_topic(topic: NewTopic | str) -> NewTopic:
 
 
 class TopicOps(AdminCore):
-    """create/list/describe/delete topics, create_partitions, describe_configs, describe_cluster."""
+    """create/list/describe/delete topics, create_partitions, describe_configs, describe_cluster,
+    describe_features."""
 
     async def create_topics(self, new_topics: Iterable[NewTopic | str], *, timeout_ms: int | None = None,
                             validate_only: bool = False) -> None:
@@ -280,3 +284,21 @@ class TopicOps(AdminCore):
         brokers = [BrokerInfo(b.broker_id, b.host, b.port, b.rack) for b in response.brokers]
         return ClusterDescription(response.cluster_id, response.controller_id,
                                   sorted(brokers, key=lambda b: b.node_id))
+
+    async def describe_features(self) -> FeatureMetadata:
+        """The cluster's finalized and supported features (KIP-584), from a broker's ApiVersions v3+
+        answer (Java's Admin asks the same way); older brokers raise UnsupportedVersionError."""
+        node = await self.client.any_ready_node()
+        version = await self._version(node, ApiVersionsRequest)
+        if version < 3:
+            raise errors.UnsupportedVersionError(
+                f"node {node} reports no features (ApiVersions v{version}; v3 needed)")
+        response = await self._send(node, ApiVersionsRequest(
+            client_software_name=CLIENT_SOFTWARE_NAME, client_software_version=__version__), version=version)
+        if response.error_code:
+            raise broker_error(response.error_code, f"ApiVersions on node {node}")
+        return FeatureMetadata(
+            finalized={f.name: (f.min_version_level, f.max_version_level)
+                       for f in response.finalized_features},
+            supported={f.name: (f.min_version, f.max_version) for f in response.supported_features},
+            finalized_epoch=response.finalized_features_epoch)

@@ -144,3 +144,214 @@ class ClusterDescription:
     cluster_id: str | None
     controller_id: int
     brokers: list[BrokerInfo]
+
+
+# -- ACLs (KIP-140) ------------------------------------------------------------------------------------
+
+#: Kafka's ResourceType, AclOperation, AclPermissionType and PatternType codes, by our names.
+ACL_RESOURCE_TYPES = {"unknown": 0, "any": 1, "topic": 2, "group": 3, "cluster": 4, "transactional_id": 5,
+                      "delegation_token": 6, "user": 7}
+ACL_OPERATIONS = {"unknown": 0, "any": 1, "all": 2, "read": 3, "write": 4, "create": 5, "delete": 6,
+                  "alter": 7, "describe": 8, "cluster_action": 9, "describe_configs": 10,
+                  "alter_configs": 11, "idempotent_write": 12, "create_tokens": 13, "describe_tokens": 14}
+ACL_PERMISSIONS = {"unknown": 0, "any": 1, "deny": 2, "allow": 3}
+ACL_PATTERN_TYPES = {"unknown": 0, "any": 1, "match": 2, "literal": 3, "prefixed": 4}
+#: Values a filter may hold but a binding may not (they match many).
+_ACL_WILDCARDS = {"any", "match", "unknown"}
+
+
+def acl_code(table: dict[str, int], what: str, value: str, *, filter_: bool) -> int:
+    """The code of ``value`` in ``table``; a filter's wildcards ("any", "match") only in filters."""
+    name = value.lower() if isinstance(value, str) else value
+    if name not in table or (not filter_ and name in _ACL_WILDCARDS):
+        allowed = [k for k in table if filter_ or k not in _ACL_WILDCARDS]
+        raise IllegalArgumentError(f"unknown ACL {what} {value!r}; expected one of {', '.join(allowed)}")
+    return table[name]
+
+
+def acl_name(table: dict[str, int], code: int) -> str:
+    for name, c in table.items():
+        if c == code:
+            return name
+    return str(code)
+
+
+class AclBinding(NamedTuple):
+    """One ACL: ``principal`` (``"User:alice"``) may (``permission="allow"``) or may not (``"deny"``) do
+    ``operation`` on the resources ``resource_type``/``resource_name`` matched by ``pattern_type``
+    (``"literal"``: that name, ``"*"`` for all; ``"prefixed"``: names starting with it) from ``host``."""
+
+    resource_type: str
+    resource_name: str
+    principal: str
+    operation: str
+    permission: str = "allow"
+    host: str = "*"
+    pattern_type: str = "literal"
+
+    def as_dict(self) -> dict[str, str]:
+        return self._asdict()
+
+
+class AclBindingFilter(NamedTuple):
+    """Which ACLs to describe or delete; None (or ``"any"``) matches every value of a field, and
+    ``pattern_type="match"`` matches the literal, wildcard and prefixed ACLs that apply to the name."""
+
+    resource_type: str = "any"
+    resource_name: str | None = None
+    principal: str | None = None
+    operation: str = "any"
+    permission: str = "any"
+    host: str | None = None
+    pattern_type: str = "any"
+
+
+# -- producers and transactions (KIP-664) -------------------------------------------------------------
+
+
+class ProducerState(NamedTuple):
+    """A producer writing to a partition, as its leader knows it (DescribeProducers)."""
+
+    producer_id: int
+    producer_epoch: int
+    last_sequence: int
+    last_timestamp: int
+    coordinator_epoch: int
+    #: The offset of the producer's open transaction's first record in this partition (-1: none open).
+    current_transaction_start_offset: int
+
+
+class TransactionListing(NamedTuple):
+    transactional_id: str
+    producer_id: int
+    #: Java's TransactionState names, lower case: "ongoing", "prepare_commit", "complete_abort", ...
+    state: str
+
+
+class TransactionDescription(NamedTuple):
+    transactional_id: str
+    state: str
+    producer_id: int
+    producer_epoch: int
+    transaction_timeout_ms: int
+    #: When the open transaction began (ms since the epoch; -1 when none is open).
+    transaction_start_time_ms: int
+    partitions: tuple[TopicPartition, ...]
+    coordinator_id: int
+
+    def as_dict(self) -> dict[str, Any]:
+        out = self._asdict()
+        out["partitions"] = [list(tp) for tp in self.partitions]
+        return out
+
+
+class AbortTransactionSpec(NamedTuple):
+    """What ``abort_transaction`` needs, all from ``describe_producers`` of the partition: the
+    hanging transaction's producer id and epoch, and the coordinator epoch it last wrote with."""
+
+    partition: TopicPartition
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int
+
+
+class FencedProducer(NamedTuple):
+    """The producer id and the new epoch that fenced every older producer of a transactional id."""
+
+    producer_id: int
+    producer_epoch: int
+
+
+# -- log directories (KIP-113) --------------------------------------------------------------------------
+
+
+class ReplicaInfo(NamedTuple):
+    size: int
+    #: How far this replica is behind the partition's end (a future replica's lag behind the current one).
+    offset_lag: int
+    is_future: bool = False
+
+
+@dataclass(frozen=True)
+class LogDirDescription:
+    """One log directory of a broker; ``error`` names why it is unusable (None: it is fine);
+    ``total_bytes`` / ``usable_bytes`` are -1 from brokers before DescribeLogDirs v4."""
+
+    path: str
+    error: BaseException | None
+    replicas: dict[TopicPartition, ReplicaInfo]
+    total_bytes: int = -1
+    usable_bytes: int = -1
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "error": None if self.error is None else str(self.error),
+                "total_bytes": self.total_bytes, "usable_bytes": self.usable_bytes,
+                "replicas": [{"topic": tp.topic, "partition": tp.partition, "size": r.size,
+                              "offset_lag": r.offset_lag, "is_future": r.is_future}
+                             for tp, r in sorted(self.replicas.items())]}
+
+
+# -- SCRAM credentials (KIP-554) -------------------------------------------------------------------------
+
+#: Kafka's ScramMechanism codes.
+SCRAM_MECHANISMS = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}
+
+
+class ScramCredentialInfo(NamedTuple):
+    mechanism: str
+    iterations: int
+
+
+class UserScramCredentialsDescription(NamedTuple):
+    user: str
+    credential_infos: tuple[ScramCredentialInfo, ...]
+
+
+class UserScramCredentialUpsertion(NamedTuple):
+    """Create or replace ``user``'s credential for ``mechanism``; the password is salted and hashed
+    here (``salt`` random when None) and only the salted password is sent (KIP-554)."""
+
+    user: str
+    password: str
+    mechanism: str = "SCRAM-SHA-256"
+    iterations: int = 4096
+    salt: bytes | None = None
+
+
+class UserScramCredentialDeletion(NamedTuple):
+    user: str
+    mechanism: str = "SCRAM-SHA-256"
+
+
+# -- partition reassignments (KIP-455) and client quotas (KIP-546) ---------------------------------------
+
+
+class PartitionReassignment(NamedTuple):
+    """An ongoing reassignment: the replica set now, and those being added and removed."""
+
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...] = ()
+    removing_replicas: tuple[int, ...] = ()
+
+
+#: A client-quota entity: ``(("user", "alice"), ("client-id", None))``, sorted by entity type; a name of
+#: None is that type's default entity.
+QuotaEntity = tuple[tuple[str, str | None], ...]
+
+
+class QuotaFilterComponent(NamedTuple):
+    """One entity type of a describe_client_quotas filter: ``match_type`` "exact" (``name``), "default"
+    (the type's default entity) or "any" (any entity of the type)."""
+
+    entity_type: str
+    name: str | None = None
+    match_type: str = "exact"
+
+
+class FeatureMetadata(NamedTuple):
+    """Cluster features (KIP-584) from a broker's ApiVersions answer: ``{name: (min, max)}``;
+    ``finalized_epoch`` is -1 when the broker reports none."""
+
+    finalized: dict[str, tuple[int, int]]
+    supported: dict[str, tuple[int, int]]
+    finalized_epoch: int = -1

@@ -53,7 +53,12 @@ EXAMPLES = f"""examples:
   {PROG} groups reset-offsets billing --topic events --to-earliest            # dry run
   {PROG} groups reset-offsets billing --topic events --to-earliest --execute
   {PROG} configs describe topic events
-  {PROG} configs alter topic events --set retention.ms=86400000
+  {PROG} configs set topic events retention.ms=86400000
+  {PROG} groups delete-offsets billing --topic events
+  {PROG} acls add --topic events --principal User:alice --operation read
+  {PROG} users add alice --password-stdin < secret.txt
+  {PROG} transactions list --state ongoing
+  {PROG} log-dirs --json
   {PROG} bench produce -n 100000
   {PROG} stats produce events -n 100000 --match record-send
 """
@@ -61,22 +66,27 @@ EXAMPLES = f"""examples:
 
 def build_parser() -> argparse.ArgumentParser:
     from . import (
+        cmd_acls,
         cmd_bench,
         cmd_broker,
         cmd_configs,
         cmd_consume,
         cmd_groups,
+        cmd_log_dirs,
         cmd_metadata,
         cmd_produce,
         cmd_smoke,
         cmd_stats,
         cmd_topics,
+        cmd_transactions,
+        cmd_users,
     )
 
     parser = _Parser(
         prog=PROG,
         description="An asyncio-native Kafka client's command line: a development broker, topics, "
-                    "produce, consume, groups, offsets, configs, metadata, benchmarks and a smoke test.",
+                    "produce, consume, groups, offsets, configs, ACLs, SCRAM users, transactions, log "
+                    "directories, metadata, benchmarks and a smoke test.",
         epilog=EXAMPLES + f"\nRun `{PROG} COMMAND --help` for a command's options.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -84,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for module in (cmd_broker, cmd_topics, cmd_produce, cmd_consume, cmd_groups, cmd_metadata, cmd_configs,
-                   cmd_bench, cmd_stats, cmd_smoke):
+                   cmd_acls, cmd_users, cmd_transactions, cmd_log_dirs, cmd_bench, cmd_stats, cmd_smoke):
         module.register(sub, _common)
     return parser
 

@@ -74,3 +74,19 @@ def _reason(exc: BaseException) -> str:
     if text.count("could not bootstrap from") == 1 and ";" not in text:
         return text.rsplit(": ", 1)[-1]  # one server: its reason is enough
     return text
+
+
+def admin_for(args: argparse.Namespace) -> Any:
+    """An (unstarted) Admin from -b / -X, for the admin commands."""
+    from ..admin import Admin
+    from ._settings import ADMIN
+
+    return Admin(**settings(args, ADMIN)["admin"])
+
+
+def print_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """Left-aligned columns, "-" for None or empty cells, as the groups commands print them."""
+    table = [tuple(header)] + [tuple("-" if c is None or c == "" else str(c) for c in row) for row in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for row in table:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())

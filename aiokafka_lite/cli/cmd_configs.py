@@ -1,5 +1,5 @@
-"""``aiokafka-lite configs describe|alter``: topic and broker configs (DescribeConfigs,
-IncrementalAlterConfigs)."""
+"""``aiokafka-lite configs describe|alter|set|delete``: topic and broker configs (DescribeConfigs,
+IncrementalAlterConfigs; AlterConfigs with ``set --replace-all``)."""
 
 from __future__ import annotations
 
@@ -39,8 +39,33 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="repeatable")
     p.add_argument("--delete", action="append", default=[], metavar="KEY", help="repeatable")
     p.add_argument("--validate-only", action="store_true", help="ask the broker to check, not change")
+    p.add_argument("--json", action="store_true", help="one JSON object per resource")
     common(p)
     p.set_defaults(handler=_alter)
+
+    p = actions.add_parser("set", help="set configs (KEY=VALUE ...)",
+                           description="Set configs of one topic or broker; the others stay as they are "
+                                       "(with --replace-all, every config not given returns to its "
+                                       "default: Kafka's legacy AlterConfigs).")
+    p.add_argument("type", choices=TYPES)
+    p.add_argument("name", metavar="NAME", help="a topic name or broker id")
+    p.add_argument("pairs", nargs="+", metavar="KEY=VALUE")
+    p.add_argument("--replace-all", action="store_true",
+                   help="replace the whole set (AlterConfigs); configs not given are reset")
+    p.add_argument("--validate-only", action="store_true", help="ask the broker to check, not change")
+    p.add_argument("--json", action="store_true", help="a JSON object for the change")
+    common(p)
+    p.set_defaults(handler=_set)
+
+    p = actions.add_parser("delete", help="reset configs to their defaults (KEY ...)",
+                           description="Reset the named configs of one topic or broker to their defaults.")
+    p.add_argument("type", choices=TYPES)
+    p.add_argument("name", metavar="NAME", help="a topic name or broker id")
+    p.add_argument("keys", nargs="+", metavar="KEY")
+    p.add_argument("--validate-only", action="store_true", help="ask the broker to check, not change")
+    p.add_argument("--json", action="store_true", help="a JSON object for the change")
+    common(p)
+    p.set_defaults(handler=_delete)
 
 
 def _admin(args: argparse.Namespace) -> Any:
@@ -70,8 +95,6 @@ async def _describe(args: argparse.Namespace) -> int:
 
 
 async def _alter(args: argparse.Namespace) -> int:
-    from ..admin import ConfigResource
-
     changes: dict[str, str | None] = dict(parse_pairs(args.set, what="--set", normalize=False))
     for name in args.delete:
         if name in changes:
@@ -79,11 +102,39 @@ async def _alter(args: argparse.Namespace) -> int:
         changes[name] = None
     if not changes:
         raise CLIError("nothing to change: give --set KEY=VALUE or --delete KEY", code=2)
-    resources = [ConfigResource(args.type, n) for n in dict.fromkeys(args.names)]
+    return await _change(args, list(dict.fromkeys(args.names)), changes)
+
+
+async def _set(args: argparse.Namespace) -> int:
+    changes: dict[str, str | None] = dict(parse_pairs(args.pairs, what="KEY=VALUE", normalize=False))
+    return await _change(args, [args.name], changes, replace_all=args.replace_all)
+
+
+async def _delete(args: argparse.Namespace) -> int:
+    return await _change(args, [args.name], {k: None for k in dict.fromkeys(args.keys)})
+
+
+async def _change(args: argparse.Namespace, names: list[str], changes: dict[str, str | None], *,
+                  replace_all: bool = False) -> int:
+    """Apply ``changes`` ({key: value, or None to reset}) to each named resource and say what changed."""
+    from ..admin import ConfigResource
+
+    resources = [ConfigResource(args.type, n) for n in names]
     async with started(_admin(args), args, "admin") as admin:
-        await admin.incremental_alter_configs({r: changes for r in resources},
-                                              validate_only=args.validate_only)
+        if replace_all:
+            await admin.alter_configs({r: {k: v for k, v in changes.items() if v is not None}
+                                       for r in resources}, validate_only=args.validate_only)
+        else:
+            await admin.incremental_alter_configs({r: changes for r in resources},
+                                                  validate_only=args.validate_only)
     verb = "would change" if args.validate_only else "changed"
     for r in resources:
-        print(f"{verb} {', '.join(changes)} of {r.type} {r.name}")
+        if args.json:
+            print(json.dumps({"type": r.type, "name": r.name, "validate_only": args.validate_only,
+                              "replace_all": replace_all,
+                              "set": {k: v for k, v in changes.items() if v is not None},
+                              "deleted": [k for k, v in changes.items() if v is None]}))
+        else:
+            print(f"{verb} {', '.join(changes)} of {r.type} {r.name}" + (" (all others reset)" if replace_all
+                                                                          else ""))
     return 0

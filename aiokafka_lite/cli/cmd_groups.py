@@ -1,4 +1,5 @@
-"""``aiokafka-lite groups list|describe|delete``: consumer groups, their members, offsets and lag."""
+"""``aiokafka-lite groups list|describe|delete|reset-offsets|delete-offsets``: consumer groups, their
+members, offsets and lag."""
 
 from __future__ import annotations
 
@@ -9,14 +10,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ..structs import TopicPartition
-from ._clients import settings, started
+from ._clients import admin_for, print_table, started
 from ._offsets import end_offsets
 from ._runtime import CLIError
-from ._settings import ADMIN, CONSUMER
 
 
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    groups = sub.add_parser("groups", help="list, describe or delete consumer groups",
+    groups = sub.add_parser("groups", help="list, describe, delete groups; reset or delete offsets",
                             description="Consumer group administration.")
     actions = groups.add_subparsers(dest="action", metavar="ACTION", parser_class=type(groups))
     actions.required = True
@@ -57,8 +57,21 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     run = p.add_mutually_exclusive_group()
     run.add_argument("--dry-run", action="store_true", help="only print the new offsets (the default)")
     run.add_argument("--execute", action="store_true", help="commit the new offsets")
+    p.add_argument("--json", action="store_true", help="one JSON object per partition")
     common(p)
     p.set_defaults(handler=_reset)
+
+    p = actions.add_parser(
+        "delete-offsets", help="delete a group's committed offsets of topics",
+        description="Delete GROUP's committed offsets (OffsetDelete) of every partition of each --topic "
+                    "(or only -p). Refused for a topic the group's active members consume.")
+    p.add_argument("group", metavar="GROUP")
+    p.add_argument("--topic", action="append", required=True, metavar="TOPIC", help="repeatable")
+    p.add_argument("-p", "--partition", type=int, action="append", default=None,
+                   help="only this partition of the topics; repeatable")
+    p.add_argument("--json", action="store_true", help="one JSON object per partition")
+    common(p)
+    p.set_defaults(handler=_delete_offsets)
 
     p = actions.add_parser("delete", help="delete empty groups", description="Delete (empty) groups.")
     p.add_argument("groups", nargs="+", metavar="GROUP")
@@ -67,9 +80,7 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
 
 
 def _admin(args: argparse.Namespace) -> Any:
-    from ..admin import Admin
-
-    return Admin(**settings(args, ADMIN)["admin"])
+    return admin_for(args)
 
 
 async def _list(args: argparse.Namespace) -> int:
@@ -134,13 +145,10 @@ async def _delete(args: argparse.Namespace) -> int:
 
 
 async def _reset(args: argparse.Namespace) -> int:
-    from ..admin import Admin
-    from ..consumer import Consumer
     from .cmd_metadata import parse_time, partitions_of
 
     when = parse_time(args.to_datetime) if args.to_datetime is not None else None
-    kw = settings(args, CONSUMER + ADMIN, {"group_id": args.group})
-    async with started(Admin(**kw["admin"]), args, "admin") as admin:
+    async with started(_admin(args), args, "admin") as admin:
         committed = {tp: om.offset for tp, om in
                      (await admin.list_consumer_group_offsets(args.group)).items() if om.offset >= 0}
         if args.all_topics:
@@ -175,17 +183,30 @@ async def _reset(args: argparse.Namespace) -> int:
             if d.members:
                 raise CLIError(f"group {args.group!r} has {len(d.members)} active member(s) (state "
                                f"{d.state}); stop them before resetting its offsets")
-            consumer_kw = dict(kw["consumer"], enable_auto_commit=False)
-            async with started(Consumer(**consumer_kw), args, "consumer") as consumer:
-                consumer.assign(list(new))
-                await consumer.commit(dict(new))
-    header = ("TOPIC", "PARTITION", "CURRENT", "NEW")
-    table = [header] + [(tp.topic, str(tp.partition), _dash(committed.get(tp)), str(off))
-                        for tp, off in new.items()]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    for row in table:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+            await admin.alter_consumer_group_offsets(args.group, new)
+    if args.json:
+        for tp, off in new.items():
+            print(json.dumps({"topic": tp.topic, "partition": tp.partition, "current": committed.get(tp),
+                              "new": off, "executed": bool(args.execute)}))
+    else:
+        print_table(("TOPIC", "PARTITION", "CURRENT", "NEW"),
+                    [(tp.topic, tp.partition, committed.get(tp), off) for tp, off in new.items()])
     if not args.execute:
         print(f"dry run: nothing committed; add --execute to commit these offsets for {args.group}",
               file=sys.stderr)
+    return 0
+
+
+async def _delete_offsets(args: argparse.Namespace) -> int:
+    from .cmd_metadata import partitions_of
+
+    async with started(_admin(args), args, "admin") as admin:
+        tps = await partitions_of(admin, list(dict.fromkeys(args.topic)), args.partition)
+        await admin.delete_consumer_group_offsets(args.group, tps)
+    for tp in tps:
+        if args.json:
+            print(json.dumps({"group": args.group, "topic": tp.topic, "partition": tp.partition,
+                              "deleted": True}))
+        else:
+            print(f"deleted committed offset of {tp.topic}-{tp.partition} for group {args.group}")
     return 0

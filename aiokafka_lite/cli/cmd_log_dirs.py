@@ -1,0 +1,44 @@
+"""``aiokafka-lite log-dirs``: each broker's log directories and the replicas in them (DescribeLogDirs)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ._clients import admin_for, print_table, started
+
+
+def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+    p = sub.add_parser("log-dirs", help="brokers' log directories and replica sizes",
+                       description="Each broker's log directories, and per replica its size and lag.")
+    p.add_argument("--broker", type=int, action="append", metavar="ID", help="only this broker; repeatable")
+    p.add_argument("--topic", action="append", metavar="TOPIC",
+                   help="only replicas of this topic; repeatable")
+    p.add_argument("--json", action="store_true", help="one JSON object per broker and directory")
+    common(p)
+    p.set_defaults(handler=_log_dirs)
+
+
+async def _log_dirs(args: argparse.Namespace) -> int:
+    async with started(admin_for(args), args, "admin") as admin:
+        found = await admin.describe_log_dirs(args.broker)
+    topics = set(args.topic or ())
+    rows: list[tuple[Any, ...]] = []
+    for node, dirs in found.items():
+        for path, d in sorted(dirs.items()):
+            replicas = {tp: r for tp, r in d.replicas.items() if not topics or tp.topic in topics}
+            if args.json:
+                doc = d.as_dict()
+                doc["replicas"] = [r for r in doc["replicas"] if not topics or r["topic"] in topics]
+                print(json.dumps({"broker": node, **doc}))
+                continue
+            if d.error is not None:
+                rows.append((node, path, "-", "-", "-", "-", str(d.error)))
+            for tp, r in sorted(replicas.items()):
+                rows.append((node, path, tp.topic, tp.partition, r.size, r.offset_lag,
+                             "future" if r.is_future else ""))
+    if not args.json:
+        print_table(("BROKER", "DIR", "TOPIC", "PARTITION", "SIZE", "OFFSET-LAG", "NOTE"), rows)
+    return 0

@@ -1,0 +1,97 @@
+"""``aiokafka-lite users list|add|remove``: SCRAM users (DescribeUserScramCredentials,
+AlterUserScramCredentials). Passwords are salted and hashed here; only the salted password is sent."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from ._clients import admin_for, print_table, started
+from ._runtime import CLIError
+
+MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
+
+
+def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+    users = sub.add_parser("users", help="list, add or remove SCRAM users",
+                           description="SCRAM credentials (KIP-554).")
+    actions = users.add_subparsers(dest="action", metavar="ACTION", parser_class=type(users))
+    actions.required = True
+
+    p = actions.add_parser("list", help="users and their mechanisms",
+                           description="Show the SCRAM mechanisms of USERs (every user when none is given).")
+    p.add_argument("users", nargs="*", metavar="USER")
+    p.add_argument("--json", action="store_true", help="one JSON object per user")
+    common(p)
+    p.set_defaults(handler=_list)
+
+    p = actions.add_parser("add", help="create a user or change their password",
+                           description="Create USER's credential for --mechanism, or replace it.")
+    p.add_argument("user", metavar="USER")
+    given = p.add_mutually_exclusive_group(required=True)
+    given.add_argument("--password", metavar="PASSWORD", help="visible to other local users; prefer "
+                                                              "--password-stdin")
+    given.add_argument("--password-stdin", action="store_true", help="read the password's first line "
+                                                                      "from standard input")
+    p.add_argument("--mechanism", choices=MECHANISMS, default="SCRAM-SHA-256")
+    p.add_argument("--iterations", type=int, default=4096, help="4096..16384 (default: 4096)")
+    p.add_argument("--json", action="store_true", help="a JSON object for the change")
+    common(p)
+    p.set_defaults(handler=_add)
+
+    p = actions.add_parser("remove", help="delete a user's credential",
+                           description="Delete USER's credential for --mechanism.")
+    p.add_argument("user", metavar="USER")
+    p.add_argument("--mechanism", choices=MECHANISMS, default="SCRAM-SHA-256")
+    p.add_argument("--json", action="store_true", help="a JSON object for the change")
+    common(p)
+    p.set_defaults(handler=_remove)
+
+
+async def _list(args: argparse.Namespace) -> int:
+    async with started(admin_for(args), args, "admin") as admin:
+        found = await admin.describe_user_scram_credentials(args.users or None)
+    if args.json:
+        for d in found.values():
+            print(json.dumps({"user": d.user, "credentials": [
+                {"mechanism": c.mechanism, "iterations": c.iterations} for c in d.credential_infos]}))
+        return 0
+    print_table(("USER", "MECHANISM", "ITERATIONS"),
+                [(d.user, c.mechanism, c.iterations) for d in found.values() for c in d.credential_infos])
+    return 0
+
+
+async def _add(args: argparse.Namespace) -> int:
+    from ..admin import UserScramCredentialUpsertion
+
+    password = args.password
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    if not password:
+        raise CLIError("the password is empty", code=2)
+    if not 4096 <= args.iterations <= 16384:
+        raise CLIError(f"--iterations must be 4096..16384 (Kafka's bounds), got {args.iterations}", code=2)
+    change = UserScramCredentialUpsertion(args.user, password, args.mechanism, args.iterations)
+    async with started(admin_for(args), args, "admin") as admin:
+        await admin.alter_user_scram_credentials([change])
+    if args.json:
+        print(json.dumps({"user": args.user, "mechanism": args.mechanism, "iterations": args.iterations,
+                          "action": "upserted"}))
+    else:
+        print(f"set {args.mechanism} credential of user {args.user}")
+    return 0
+
+
+async def _remove(args: argparse.Namespace) -> int:
+    from ..admin import UserScramCredentialDeletion
+
+    async with started(admin_for(args), args, "admin") as admin:
+        await admin.alter_user_scram_credentials([UserScramCredentialDeletion(args.user, args.mechanism)])
+    if args.json:
+        print(json.dumps({"user": args.user, "mechanism": args.mechanism, "action": "deleted"}))
+    else:
+        print(f"removed {args.mechanism} credential of user {args.user}")
+    return 0
