@@ -17,7 +17,6 @@ from _fake_broker import Rig
 from aiokafka_lite.errors import (
     CoordinatorLoadInProgressError,
     DuplicateSequenceNumberError,
-    IllegalStateError,
     InvalidProducerEpochError,
     KafkaConnectionError,
     KafkaError,
@@ -560,8 +559,8 @@ async def test_failed_produce_in_transaction_is_abortable_and_abort_bumps_epoch(
         assert txn.state is TxnState.ABORTABLE_ERROR
         try:
             txn.begin_commit()
-        except IllegalStateError as exc:
-            assert "abort" in str(exc)
+        except OutOfOrderSequenceNumberError as exc:  # the abortable error, saying what to do
+            assert "abort_transaction()" in str(exc) and exc.__cause__ is a0.result.error
         else:
             raise AssertionError("commit allowed after a failed record")
         await rig.settle()

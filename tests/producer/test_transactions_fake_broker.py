@@ -118,7 +118,7 @@ async def test_an_unauthorized_partition_makes_the_transaction_abortable() -> No
         fut = await p.send("t", b"v", partition=0)
         with pytest.raises(Errors.TopicAuthorizationFailedError):
             await asyncio.wait_for(fut, 10)  # fails with the reason, without waiting for the abort
-        with pytest.raises(Errors.IllegalStateError, match="abort_transaction"):
+        with pytest.raises(Errors.TopicAuthorizationFailedError, match="abort_transaction"):
             await p.commit_transaction()
         await p.abort_transaction()
         await p.begin_transaction()  # the producer goes on
