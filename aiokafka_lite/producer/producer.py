@@ -203,7 +203,7 @@ class Producer(SendCore):
                 self._txn = TransactionManager(
                     self._client, self._idem, self._transactional_id,
                     transaction_timeout_ms=cfg.transaction_timeout_ms, retry_backoff_ms=cfg.retry_backoff_ms,
-                    request_timeout_ms=cfg.request_timeout_ms, wakeup=bell.ring)
+                    request_timeout_ms=cfg.request_timeout_ms, wakeup=bell.ring, on_fatal=self._on_fatal)
             acc = self._acc = RecordAccumulator(
                 batch_size=cfg.batch_size, linger_ms=cfg.linger_ms, compression=self._codec, pool=pool,
                 loop=loop, delivery_timeout_ms=cfg.delivery_timeout_ms,
@@ -272,7 +272,7 @@ class Producer(SendCore):
                     TxnState.IN_TRANSACTION, TxnState.ABORTABLE_ERROR):
                 budget = timeout if timeout is not None else self._config.request_timeout_ms / 1000
                 with contextlib.suppress(KafkaError, asyncio.TimeoutError):
-                    await asyncio.wait_for(self._abort(budget), budget)
+                    await asyncio.wait_for(self._abort(txn, budget), budget)
             assert self._sender is not None
             await self._sender.close(timeout)
         except BaseException:
@@ -315,8 +315,9 @@ class Producer(SendCore):
         await self.stop()
 
     def _on_fatal(self, error: BaseException) -> None:
-        """The Sender failed (a bug, or the transaction is fatal): every later call raises ``error``."""
-        if self._error is None:
+        """The Sender failed (a bug) or the transaction is fatal: every later call raises ``error``. A
+        failure while starting is start()'s to raise (and leaves the producer closed)."""
+        if self._error is None and self._life.state is not Lifecycle.STARTING:
             self._error = error
             if self._life.allows(Lifecycle.FAILED):
                 self._life.transition_to(Lifecycle.FAILED)
@@ -561,10 +562,9 @@ class Producer(SendCore):
 
     async def abort_transaction(self) -> None:
         """Drop the transaction's unsent records and abort it (read_committed consumers never see them)."""
-        await self._abort(self._max_block)
+        await self._abort(self._txn_or_raise(), self._max_block)
 
-    async def _abort(self, timeout: float) -> None:
-        txn = self._txn_or_raise()
+    async def _abort(self, txn: TransactionManager, timeout: float) -> None:
         txn.begin_abort()
         acc = self._acc
         assert acc is not None

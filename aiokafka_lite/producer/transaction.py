@@ -147,7 +147,7 @@ class TransactionManager:
 
     def __init__(self, client: KafkaClient, idem: IdempotenceState, transactional_id: str, *,
                  transaction_timeout_ms: int, retry_backoff_ms: int, request_timeout_ms: int,
-                 wakeup: Callable[[], None]) -> None:
+                 wakeup: Callable[[], None], on_fatal: Callable[[BaseException], None] | None = None) -> None:
         self.client = client
         self.idem = idem
         self.transactional_id = transactional_id
@@ -155,6 +155,8 @@ class TransactionManager:
         self.retry_backoff = retry_backoff_ms / 1000
         self.request_timeout = request_timeout_ms / 1000
         self.wakeup = wakeup
+        #: Told at once when the transaction turns fatal (the Producer's lifecycle moves to FAILED).
+        self.on_fatal = on_fatal
         #: Partitions added or queued for adding in the current transaction; while a transaction is
         #: open, ``sendable`` is this set (the send fast path checks it), else None.
         self._registered: set[TopicPartition] = set()
@@ -218,6 +220,8 @@ class TransactionManager:
         self._to(state)
         self.error = error
         log.warning("transaction of %r is now in %s: %s", self.transactional_id, state.name, error)
+        if state is TxnState.FATAL_ERROR and self.on_fatal is not None:
+            self.on_fatal(error)
         self.wakeup()
 
     def on_batch_failed(self, error: BaseException) -> BaseException:
