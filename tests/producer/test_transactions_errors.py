@@ -155,7 +155,8 @@ async def _later_calls_raise(p: Producer, kind: type[BaseException], *, abortabl
 
 
 FATAL_CASES = [
-    (INIT_PID, FENCED, Errors.ProducerFenced), (INIT_PID, TXN_AUTH, Errors.TransactionalIdAuthorizationFailedError),
+    (INIT_PID, FENCED, Errors.ProducerFenced),
+    (INIT_PID, TXN_AUTH, Errors.TransactionalIdAuthorizationFailedError),
     (ADD_PARTITIONS, FENCED, Errors.ProducerFenced), (ADD_PARTITIONS, BAD_EPOCH, Errors.ProducerFenced),
     (ADD_PARTITIONS, TXN_AUTH, Errors.TransactionalIdAuthorizationFailedError),
     (ADD_OFFSETS, FENCED, Errors.ProducerFenced), (ADD_OFFSETS, BAD_EPOCH, Errors.ProducerFenced),
