@@ -250,8 +250,8 @@ class Producer(SendCore):
         state = self._life.state
         if state is Lifecycle.STARTING:
             assert self._start_done is not None
-            with contextlib.suppress(BaseException):
-                await asyncio.shield(self._start_done)
+            await self._client.close()  # wakes a start() waiting for a broker: it fails, then stops
+            await asyncio.wait([self._start_done])
             state = self._life.state
         if state is Lifecycle.STOPPED:
             if self._stop_done is not None:

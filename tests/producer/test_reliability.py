@@ -191,3 +191,31 @@ async def test_a_second_stop_returns_only_when_the_producer_is_stopped(tansu: Em
         ok, failed = await _outcomes(futs)  # type: ignore[arg-type]
         assert len(ok) == 100 and not failed, failed
         assert took > 0.5  # it waited for the delayed answer
+
+
+async def test_stop_wakes_a_start_waiting_for_a_hung_broker() -> None:
+    """stop() while start() waits on a broker that accepts and never answers: start() fails at once, stop()
+    returns with the producer stopped, and a later start() says it was stopped."""
+    conns: list[asyncio.StreamWriter] = []
+
+    async def hold(_r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        conns.append(w)
+
+    hung = await asyncio.start_server(hold, "127.0.0.1", 0)
+    port = hung.sockets[0].getsockname()[1]
+    try:
+        p = Producer(bootstrap_servers=f"127.0.0.1:{port}", request_timeout_ms=5000)
+        start = asyncio.ensure_future(p.start())
+        await asyncio.sleep(0.2)
+        t0 = time.monotonic()
+        await asyncio.wait_for(p.stop(), 5)
+        assert time.monotonic() - t0 < 1.0
+        assert "stopped" in repr(p)
+        with pytest.raises(Exception):  # noqa: B017 - the client's closed-while-connecting error
+            await asyncio.wait_for(start, 1)
+        with pytest.raises(ProducerClosedError):
+            await p.start()
+    finally:
+        hung.close()
+        for w in conns:
+            w.close()
