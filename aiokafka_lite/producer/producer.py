@@ -587,18 +587,23 @@ class Producer(SendCore):
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[Producer]:
-        """``async with producer.transaction(): ...`` commits on exit and aborts on an exception."""
+        """``async with producer.transaction(): ...`` commits on exit and aborts on an exception, or when
+        the commit fails because a record of the transaction failed (the error is raised either way)."""
         await self.begin_transaction()
+        txn = self._txn
+        assert txn is not None
         try:
             yield self
         except BaseException:
-            txn = self._txn
-            if txn is not None and txn.state in (TxnState.IN_TRANSACTION, TxnState.ABORTABLE_ERROR,
-                                                 TxnState.COMMITTING):
+            if txn.state in (TxnState.IN_TRANSACTION, TxnState.ABORTABLE_ERROR, TxnState.COMMITTING):
                 await self.abort_transaction()
             raise
-        else:
+        try:
             await self.commit_transaction()
+        except KafkaError:
+            if txn.state is TxnState.ABORTABLE_ERROR:
+                await self.abort_transaction()
+            raise
 
     # -- metrics --------------------------------------------------------------------------------
 

@@ -311,3 +311,19 @@ async def test_stop_in_an_abortable_state_aborts_and_returns_within_request_time
         await p.stop()
         assert time.monotonic() - t0 < PROMPT
     assert script.ends == [False]
+
+
+async def test_a_transaction_block_whose_commit_fails_abortably_is_aborted() -> None:
+    """``async with transaction()``: a record refused while the commit flushes makes the commit raise the
+    record's error; the block aborts the transaction on its way out, so the next one can begin."""
+    script = Script({PRODUCE: [TOPIC_AUTH]})
+    async with FakeBroker(script, versions=VERSIONS) as fake:
+        script.port = fake.port
+        async with _producer(fake) as p:
+            with pytest.raises(Errors.TopicAuthorizationFailedError):
+                async with p.transaction():
+                    await p.send("t", b"refused", partition=0)
+            assert p._txn is not None and p._txn.state is TxnState.READY
+            async with p.transaction():
+                await p.send("t", b"next", partition=0)
+    assert script.ends == [False, True]
