@@ -26,8 +26,6 @@ I5. UNKNOWN_PRODUCER_ID or OUT_OF_ORDER_SEQUENCE_NUMBER for a batch, checked in 
     a. of unknown outcome: nothing can tell whether the earlier attempt was written, so the batch fails
        with an error that says so (never resent under a new epoch, which could duplicate it);
     c. otherwise (certainly not written): bump the epoch and resend the batch under it.
-The producer id and epoch themselves are a state machine (states.PidState): NO_PID -> INITIALIZING ->
-READY -> BUMP_NEEDED -> BUMPING -> READY, changed only through :meth:`IdempotenceState._to`.
 I6. A sequenced batch that fails for good in the current epoch leaves a gap: bump the epoch.
 I7. The bump waits until no batch is in flight and no batch of unknown outcome waits for its retry
     (those retry under the old epoch meanwhile, I4). Nothing else waits for it, so it cannot deadlock:
@@ -35,6 +33,9 @@ I7. The bump waits until no batch is in flight and no batch of unknown outcome w
     ``delivery_timeout_ms``.
 I8. A new id or epoch starts every partition again at sequence 0; queued batches are re-sequenced in
     queue order when next drained.
+
+The producer id and epoch themselves are a state machine (states.PidState): NO_PID -> INITIALIZING ->
+READY -> BUMP_NEEDED -> BUMPING -> READY, changed only through :meth:`IdempotenceState._to`.
 """
 
 from __future__ import annotations
