@@ -16,13 +16,15 @@ I3. Retries of a partition go in sequence order (the accumulator re-queues by se
 I4. A batch whose attempt ended without an answer (timeout, broken connection) has an *unknown outcome*:
     the broker may have written it. It is only ever resent under the same epoch and sequence, where the
     broker answers DUPLICATE_SEQUENCE_NUMBER (a success) if it had written it. It is never re-sequenced.
-I5. UNKNOWN_PRODUCER_ID or OUT_OF_ORDER_SEQUENCE_NUMBER for a batch:
-    a. of unknown outcome: nothing can tell whether the earlier attempt was written, so the batch fails
-       with an error that says so (never resent under a new epoch, which could duplicate it);
+I5. UNKNOWN_PRODUCER_ID or OUT_OF_ORDER_SEQUENCE_NUMBER for a batch, checked in this order:
     b. OUT_OF_ORDER for exactly the next sequence after one the broker acknowledged in this epoch: the
        broker lost acknowledged records. The batch fails with OutOfOrderSequenceNumberError so the
        application learns of the loss (Java fails the batch the same way; librdkafka raises a fatal
-       error); the epoch is bumped so later records still go;
+       error); the epoch is bumped so later records still go. This holds for a batch of unknown
+       outcome too: had its earlier attempt been written, the broker would hold that sequence and
+       answer DUPLICATE_SEQUENCE_NUMBER, so the loss is certain and must not hide behind (a);
+    a. of unknown outcome: nothing can tell whether the earlier attempt was written, so the batch fails
+       with an error that says so (never resent under a new epoch, which could duplicate it);
     c. otherwise (certainly not written): bump the epoch and resend the batch under it.
 I6. A sequenced batch that fails for good in the current epoch leaves a gap: bump the epoch.
 I7. The bump waits until no batch is in flight and no batch of unknown outcome waits for its retry
@@ -31,6 +33,9 @@ I7. The bump waits until no batch is in flight and no batch of unknown outcome w
     ``delivery_timeout_ms``.
 I8. A new id or epoch starts every partition again at sequence 0; queued batches are re-sequenced in
     queue order when next drained.
+
+The producer id and epoch themselves are a state machine (states.PidState): NO_PID -> INITIALIZING ->
+READY -> BUMP_NEEDED -> BUMPING -> READY, changed only through :meth:`IdempotenceState._to`.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from __future__ import annotations
 from ..errors import KafkaError, OutOfOrderSequenceNumberError
 from ..structs import TopicPartition
 from .batch import NO_SEQUENCE, ProducerBatch
+from .states import PID, PidState, StateMachine
 
 __all__ = ["MAX_IN_FLIGHT_PER_PARTITION", "Decision", "IdempotenceState"]
 
@@ -71,21 +77,53 @@ class IdempotenceState:
         self.producer_id = -1
         self.producer_epoch = -1
         self.transactional = transactional
-        #: Set when the epoch must be bumped before new batches may go out.
-        self.bump_needed = False
+        self._machine = StateMachine("producer id", PID, PidState.NO_PID)
+        #: Why the epoch must be bumped (while BUMP_NEEDED or BUMPING).
         self.bump_reason: BaseException | None = None
         self._partitions: dict[TopicPartition, _Partition] = {}
 
     @property
+    def state(self) -> PidState:
+        return self._machine.state
+
+    def _to(self, new: PidState) -> None:
+        """The one place the producer id state changes (refuses moves outside states.PID)."""
+        self._machine.transition_to(new)
+
+    @property
     def has_pid(self) -> bool:
-        return self.producer_id >= 0
+        return self._machine.state in (PidState.READY, PidState.BUMP_NEEDED, PidState.BUMPING)
+
+    @property
+    def bump_needed(self) -> bool:
+        """The epoch must be bumped before new batches may go out (the bump may be in flight)."""
+        return self._machine.state in (PidState.BUMP_NEEDED, PidState.BUMPING)
+
+    @property
+    def init_in_flight(self) -> bool:
+        return self._machine.state in (PidState.INITIALIZING, PidState.BUMPING)
+
+    def begin_init(self) -> bool:
+        """InitProducerId goes out now: a first id, or (returns True) a bump of the current one."""
+        bump = self._machine.state is PidState.BUMP_NEEDED
+        self._to(PidState.BUMPING if bump else PidState.INITIALIZING)
+        return bump
+
+    def init_failed(self) -> None:
+        """InitProducerId failed; it may be tried again."""
+        if self._machine.state is PidState.BUMPING:
+            self._to(PidState.BUMP_NEEDED)
+        elif self._machine.state is PidState.INITIALIZING:
+            self._to(PidState.NO_PID)
 
     def set_producer_id(self, producer_id: int, epoch: int) -> None:
         """A new id or epoch: every partition starts again at sequence 0 (I8)."""
+        if not self.init_in_flight:
+            self.begin_init()
         changed = (producer_id, epoch) != (self.producer_id, self.producer_epoch)
         self.producer_id = producer_id
         self.producer_epoch = epoch
-        self.bump_needed = False
+        self._to(PidState.READY)
         self.bump_reason = None
         if changed:
             for st in self._partitions.values():
@@ -96,8 +134,9 @@ class IdempotenceState:
                 st.last_acked = -1
 
     def request_bump(self, reason: BaseException) -> None:
-        if not self.bump_needed:
-            self.bump_needed = True
+        # Without an id (or while the first is coming) there is nothing to bump: a fresh id resets all.
+        if self._machine.state is PidState.READY:
+            self._to(PidState.BUMP_NEEDED)
             self.bump_reason = reason
 
     def _state(self, tp: TopicPartition) -> _Partition:
@@ -110,7 +149,7 @@ class IdempotenceState:
 
     def can_drain(self, tp: TopicPartition, batch: ProducerBatch) -> bool:
         """May ``batch`` (the head of ``tp``'s queue) be sent now?"""
-        if self.producer_id < 0:
+        if not self.has_pid:
             return False
         st = self._partitions.get(tp)
         if st is not None and any(b.in_flight for b in st.sequenced):
@@ -149,12 +188,6 @@ class IdempotenceState:
         """The broker refused ``batch`` with UNKNOWN_PRODUCER_ID (``unknown_pid``) or
         OUT_OF_ORDER_SEQUENCE_NUMBER: apply rule I5; returns the decision and the error to fail with."""
         tp = f"{batch.tp.topic}-{batch.tp.partition}"
-        if batch.unknown_outcome:  # I5a
-            self.request_bump(error)
-            return Decision.FAIL, type(error)(
-                f"{tp}: an earlier attempt of this batch (sequence {batch.base_sequence}, "
-                f"{batch.count()} records) ended without an answer and the broker now refuses it "
-                f"({error}); it may or may not have been written, so it is not sent again")
         st = self._partitions.get(batch.tp)
         if not unknown_pid and batch.producer_epoch == self.producer_epoch and st is not None \
                 and st.last_acked >= 0 and batch.base_sequence == (st.last_acked + 1) & _INT32_MAX:
@@ -163,6 +196,12 @@ class IdempotenceState:
                 f"{tp}: the broker lost acknowledged records: it refused sequence {batch.base_sequence}, "
                 f"the one after the last it acknowledged ({st.last_acked}) to producer "
                 f"{self.producer_id}/{self.producer_epoch} ({error})")
+        if batch.unknown_outcome:  # I5a
+            self.request_bump(error)
+            return Decision.FAIL, type(error)(
+                f"{tp}: an earlier attempt of this batch (sequence {batch.base_sequence}, "
+                f"{batch.count()} records) ended without an answer and the broker now refuses it "
+                f"({error}); it may or may not have been written, so it is not sent again")
         self.request_bump(error)  # I5c
         return Decision.RETRY_NEW_EPOCH, error
 

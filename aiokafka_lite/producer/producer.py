@@ -42,6 +42,7 @@ from .metrics import ProducerMetrics, collect
 from .partitioner import resolve_partitioner
 from .records_check import as_bytes, record_size, record_timestamp, serialize
 from .sender import Sender
+from .states import LIFECYCLE, Lifecycle, StateMachine
 from .transaction import TransactionManager, TxnState
 
 if TYPE_CHECKING:
@@ -53,8 +54,8 @@ __all__ = ["Producer"]
 
 log = logging.getLogger("aiokafka_lite.producer")
 
-_STOPPED = 2
-_FAILED = 3
+#: What the send() fast path reads of the lifecycle (``SendCore._state``): RUNNING or not.
+_FAST_STATE = {Lifecycle.RUNNING: RUNNING, Lifecycle.FAILED: 3, Lifecycle.CLOSING: 2, Lifecycle.STOPPED: 2}
 
 
 class Producer(SendCore):
@@ -124,9 +125,12 @@ class Producer(SendCore):
         self._sender: Sender | None = None
         self._idem: IdempotenceState | None = None
         self._txn: TransactionManager | None = None
-        self._started = False
-        self._closed = False
+        self._life = StateMachine("producer", LIFECYCLE, Lifecycle.NEW, self._lifecycle_changed)
+        #: Why the producer FAILED (set with that state, kept through stop()).
         self._error: BaseException | None = None
+        #: Set by the start() and stop() in progress; a concurrent call waits for them.
+        self._start_done: asyncio.Future[None] | None = None
+        self._stop_done: asyncio.Future[None] | None = None
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> Producer:
@@ -144,15 +148,51 @@ class Producer(SendCore):
 
     # -- lifecycle ------------------------------------------------------------------------------
 
+    def _lifecycle_changed(self, old: Lifecycle, new: Lifecycle) -> None:
+        self._state = _FAST_STATE.get(new, 0)
+
+    @property
+    def _started(self) -> bool:
+        return self._life.state in (Lifecycle.RUNNING, Lifecycle.FAILED, Lifecycle.CLOSING)
+
+    @property
+    def _closed(self) -> bool:
+        return self._life.state in (Lifecycle.CLOSING, Lifecycle.STOPPED)
+
     async def start(self) -> None:
-        """Connect (bootstrap), start the Sender, and with a transactional_id initialize transactions."""
-        if self._started:
+        """Connect (bootstrap), start the Sender, and with a transactional_id initialize transactions.
+        Returns at once when started; a concurrent call waits for the first."""
+        state = self._life.state
+        if state is Lifecycle.STARTING:
+            assert self._start_done is not None
+            await asyncio.shield(self._start_done)
             return
-        if self._closed:
+        if state in (Lifecycle.RUNNING, Lifecycle.FAILED):
+            return
+        if state is not Lifecycle.NEW:
             raise ProducerClosedError("this producer was stopped; make a new one")
+        self._life.transition_to(Lifecycle.STARTING)
+        done = self._start_done = asyncio.get_running_loop().create_future()
+        try:
+            await self._start()
+        except BaseException as exc:
+            if not done.done():
+                done.set_exception(exc if isinstance(exc, Exception) else ProducerClosedError(
+                    "the producer's start() was cancelled"))
+                done.exception()  # retrieved: a concurrent start() may not be there to read it
+            raise
+        else:
+            if not done.done():
+                done.set_result(None)
+
+    async def _start(self) -> None:
         cfg = self._config
         loop = self._loop = asyncio.get_running_loop()
-        await self._client.start()
+        try:
+            await self._client.start()
+        except BaseException:
+            self._life.transition_to(Lifecycle.NEW)  # nothing started: start() may be tried again
+            raise
         try:
             pool = MemoryPool(cfg.buffer_memory)
             bell = Doorbell(loop)  # the Sender sleeps on it; appends and the transaction manager ring it
@@ -163,7 +203,7 @@ class Producer(SendCore):
                 self._txn = TransactionManager(
                     self._client, self._idem, self._transactional_id,
                     transaction_timeout_ms=cfg.transaction_timeout_ms, retry_backoff_ms=cfg.retry_backoff_ms,
-                    request_timeout_ms=cfg.request_timeout_ms, wakeup=bell.ring)
+                    request_timeout_ms=cfg.request_timeout_ms, wakeup=bell.ring, on_fatal=self._on_fatal)
             acc = self._acc = RecordAccumulator(
                 batch_size=cfg.batch_size, linger_ms=cfg.linger_ms, compression=self._codec, pool=pool,
                 loop=loop, delivery_timeout_ms=cfg.delivery_timeout_ms,
@@ -184,39 +224,55 @@ class Producer(SendCore):
             self._client.add_metadata_listener(self._on_metadata)
             sender.start()
             self._hub.start()
-            self._started = True
-            self._state = RUNNING
             if self._txn is not None:
                 await self._txn.initialize(self._max_block)
+            if self._error is not None:
+                raise self._error
+            self._life.transition_to(Lifecycle.RUNNING)
         except BaseException:
             await self._abandon()
             raise
 
     async def _abandon(self) -> None:
-        self._closed = True
+        if self._life.state is not Lifecycle.STOPPED:
+            self._life.transition_to(Lifecycle.STOPPED)
         if self._sender is not None:
             self._sender.force_close(ProducerClosedError("the producer failed to start"))
-        self._state = _STOPPED
+        self._client.remove_metadata_listener(self._on_metadata)
         await self._hub.close()
         await self._client.close()
 
     async def stop(self, timeout: float | None = None) -> None:
         """Flush and close. Records not delivered (delivery timeout, or ``timeout`` s passed) fail with a
-        clear error on their futures; an open transaction is aborted. Idempotent."""
-        if self._closed:
+        clear error on their futures; an open transaction is aborted (within ``request_timeout_ms``
+        unless ``timeout`` says otherwise). Every call returns only once the producer is stopped: a
+        concurrent one waits for the first (and with a ``timeout`` of its own, cuts it short)."""
+        state = self._life.state
+        if state is Lifecycle.STARTING:
+            assert self._start_done is not None
+            await self._client.close()  # wakes a start() waiting for a broker: it fails, then stops
+            await asyncio.wait([self._start_done])
+            state = self._life.state
+        if state is Lifecycle.STOPPED:
+            if self._stop_done is not None:
+                await asyncio.shield(self._stop_done)
             return
-        self._closed = True
-        if self._state == RUNNING:
-            self._state = _STOPPED
-        if not self._started:
+        if state is Lifecycle.CLOSING:
+            await self._wait_stopped(timeout)
+            return
+        if state is Lifecycle.NEW:
+            self._life.transition_to(Lifecycle.STOPPED)
             await self._client.close()
             return
+        self._life.transition_to(Lifecycle.CLOSING)
+        done = self._stop_done = asyncio.get_running_loop().create_future()
         try:
             txn = self._txn
             if txn is not None and self._error is None and txn.state in (
                     TxnState.IN_TRANSACTION, TxnState.ABORTABLE_ERROR):
-                with contextlib.suppress(KafkaError):
-                    await self._abort(timeout if timeout is not None else self._max_block)
+                budget = timeout if timeout is not None else self._config.request_timeout_ms / 1000
+                with contextlib.suppress(KafkaError, asyncio.TimeoutError):
+                    await asyncio.wait_for(self._abort(txn, budget), budget)
             assert self._sender is not None
             await self._sender.close(timeout)
         except BaseException:
@@ -226,9 +282,27 @@ class Producer(SendCore):
                 self._sender.force_close(ProducerClosedError("the producer was stopped before delivery"))
             raise
         finally:
-            self._client.remove_metadata_listener(self._on_metadata)
-            await self._hub.close()  # the terminating KIP-714 push needs the connections still open
-            await self._client.close()
+            try:
+                self._client.remove_metadata_listener(self._on_metadata)
+                await self._hub.close()  # the terminating KIP-714 push needs the connections still open
+                await self._client.close()
+            finally:
+                self._life.transition_to(Lifecycle.STOPPED)
+                done.set_result(None)
+
+    async def _wait_stopped(self, timeout: float | None) -> None:
+        """A second stop(): wait for the first; after its own ``timeout``, fail what is left now."""
+        done = self._stop_done
+        assert done is not None
+        if timeout is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(done), timeout)
+                return
+            except asyncio.TimeoutError:
+                if self._sender is not None:
+                    self._sender.force_close(ProducerClosedError(
+                        f"the producer was stopped and could not deliver within {timeout} s"))
+        await asyncio.shield(done)
 
     close = stop
 
@@ -241,10 +315,13 @@ class Producer(SendCore):
         await self.stop()
 
     def _on_fatal(self, error: BaseException) -> None:
-        if self._error is None:
+        """The Sender failed (a bug) or the transaction is fatal: every later call raises ``error``. A
+        failure while starting is start()'s to raise (and leaves the producer closed)."""
+        if self._error is None and self._life.state is not Lifecycle.STARTING:
             self._error = error
-            self._state = _FAILED
-            if self._txn is not None and self._txn.state is not TxnState.FATAL_ERROR:
+            if self._life.allows(Lifecycle.FAILED):
+                self._life.transition_to(Lifecycle.FAILED)
+            if self._txn is not None:
                 self._txn.fatal(error)
 
     def _raise_unusable(self) -> None:
@@ -260,7 +337,7 @@ class Producer(SendCore):
     def _check_usable(self) -> None:
         """The accumulator's guard before each new batch: a send that waited may find the producer
         failed or stopped meanwhile."""
-        if self._error is not None or self._closed:
+        if self._life.state is not Lifecycle.RUNNING:
             self._raise_unusable()
 
     # -- metadata -------------------------------------------------------------------------------
@@ -398,7 +475,7 @@ class Producer(SendCore):
         ``await`` it for the number of records delivered (it raises the first failure), or call
         ``metadata()`` once done for per-record results in input order.
         """
-        if self._error is not None or not self._started or self._closed:
+        if self._life.state is not Lifecycle.RUNNING:
             self._raise_unusable()
         if self._otel is not None:
             return await self._otel.send_many(self._send_many, topic, values, keys, partition, timestamp_ms,
@@ -433,7 +510,7 @@ class Producer(SendCore):
 
     async def flush(self, timeout: float | None = None) -> None:
         """Send everything queued now and wait until each of those records has an outcome."""
-        if not self._started:
+        if not self._started or self._acc is None:
             self._raise_unusable()
         acc = self._acc
         sender = self._sender
@@ -485,10 +562,9 @@ class Producer(SendCore):
 
     async def abort_transaction(self) -> None:
         """Drop the transaction's unsent records and abort it (read_committed consumers never see them)."""
-        await self._abort(self._max_block)
+        await self._abort(self._txn_or_raise(), self._max_block)
 
-    async def _abort(self, timeout: float) -> None:
-        txn = self._txn_or_raise()
+    async def _abort(self, txn: TransactionManager, timeout: float) -> None:
         txn.begin_abort()
         acc = self._acc
         assert acc is not None
@@ -511,18 +587,23 @@ class Producer(SendCore):
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[Producer]:
-        """``async with producer.transaction(): ...`` commits on exit and aborts on an exception."""
+        """``async with producer.transaction(): ...`` commits on exit and aborts on an exception, or when
+        the commit fails because a record of the transaction failed (the error is raised either way)."""
         await self.begin_transaction()
+        txn = self._txn
+        assert txn is not None
         try:
             yield self
         except BaseException:
-            txn = self._txn
-            if txn is not None and txn.state in (TxnState.IN_TRANSACTION, TxnState.ABORTABLE_ERROR,
-                                                 TxnState.COMMITTING):
+            if txn.state in (TxnState.IN_TRANSACTION, TxnState.ABORTABLE_ERROR, TxnState.COMMITTING):
                 await self.abort_transaction()
             raise
-        else:
+        try:
             await self.commit_transaction()
+        except KafkaError:
+            if txn.state is TxnState.ABORTABLE_ERROR:
+                await self.abort_transaction()
+            raise
 
     # -- metrics --------------------------------------------------------------------------------
 
@@ -552,6 +633,5 @@ class Producer(SendCore):
         collect(feed, self._metrics, self._acc, self._buffer_memory)
 
     def __repr__(self) -> str:
-        state = "stopped" if self._closed else "started" if self._started else "new"
-        return f"<Producer {state} client_id={self._config.client_id!r}>"
+        return f"<Producer {self._life.state.value} client_id={self._config.client_id!r}>"
 

@@ -42,6 +42,7 @@ from .idempotence import Decision, IdempotenceState
 from .metrics import ProducerMetrics
 from .produce_wire import Ack, batch_outcomes, build_request, expiry_error
 from .split import can_split, settle_parents, split_batch
+from .states import TxnState
 
 if TYPE_CHECKING:
     from ..net import KafkaClient
@@ -251,10 +252,16 @@ class Sender:
 
     def _poll_transaction(self, now: float) -> None:
         """Let the transaction add partitions; once it must abort, no queued record may go out: each
-        fails with the transaction's error (Java's abortUndrainedBatches)."""
-        if self.txn is not None and (abortable := self.txn.poll(now)) is not None:
-            for batch in self.acc.take_queued():
-                self._fail(batch, abortable)
+        fails with the transaction's error (Java's abortUndrainedBatches); once it is fatal (fenced),
+        every record fails with it, in flight or not, and the producer fails."""
+        txn = self.txn
+        if txn is None or (failure := txn.poll(now)) is None:
+            return
+        if txn.state is TxnState.FATAL_ERROR:
+            self._fatal(failure)
+            return
+        for batch in self.acc.take_queued():
+            self._fail(batch, failure)
 
     def _request_metadata(self) -> None:
         self.metrics.metadata_requests += 1
@@ -308,6 +315,8 @@ class Sender:
         """Start InitProducerId (or an epoch bump) when allowed; returns a sleep hint while waiting."""
         idem = self.idem
         assert idem is not None
+        if idem.init_in_flight:
+            return float("inf")  # one attempt at a time; its end rings the bell
         if now < self._pid_backoff_until:
             return self._pid_backoff_until - now
         if idem.has_pid and idem.bump_blocked():
@@ -318,17 +327,16 @@ class Sender:
                 return None
             if not idem.has_pid:
                 return None  # init_transactions() does it
-        self._pid_backoff_until = float("inf")  # one attempt at a time
-        self._spawn(self._init_producer_id())
+        bump = idem.begin_init()
+        self._spawn(self._init_producer_id(bump))
         return None
 
-    async def _init_producer_id(self) -> None:
+    async def _init_producer_id(self, bump: bool) -> None:
         idem = self.idem
         assert idem is not None
         from .transaction import init_producer_id
 
         try:
-            bump = idem.has_pid
             try:
                 pid, epoch = await init_producer_id(self.client, None, 0, idem.producer_id if bump else -1,
                                                     idem.producer_epoch if bump else -1)
@@ -346,6 +354,7 @@ class Sender:
             idem.set_producer_id(pid, epoch)
             self._pid_backoff_until = 0.0
         except KafkaError as exc:
+            idem.init_failed()
             if not exc.retriable:
                 raise
             log.debug("InitProducerId failed, retrying: %s", exc)
@@ -469,11 +478,14 @@ class Sender:
         m.batches_failed += 1
         m.records_failed += batch.count()
         m.topic(batch.tp.topic).errors += batch.count()
-        if self.txn is not None:
-            self.txn.on_batch_failed(error)
+        txn = self.txn
+        if txn is not None:
+            error = txn.on_batch_failed(error)  # the transaction's door: the error users catch
         self.acc.fail_batch(batch, error)
         if self._on_ack is not None:
             self._on_ack(batch)
+        if txn is not None and txn.state is TxnState.FATAL_ERROR:
+            self._fatal(error)
 
     def _failed_attempt(self, batch: ProducerBatch, error: BaseException, node: int) -> None:
         """Retry ``batch`` if the error and the budget allow; otherwise fail it.
@@ -490,20 +502,20 @@ class Sender:
             acc.muted.discard(batch.tp)
         batch.last_error = error
         expired = now - batch.created >= acc.delivery_timeout
-        if isinstance(error, ProducerFenced) or (isinstance(error, InvalidProducerEpochError)
-                                                 and self.txn is not None):
-            fenced = ProducerFenced(f"another producer with the same transactional_id took over: {error}")
-            self._fail(batch, fenced)
-            self._fatal(fenced)
+        if self.txn is not None and isinstance(error, (*_STATE_REFUSALS, ProducerFenced)):
+            # The transaction's door decides (transaction.verdict): fenced is fatal, the rest abortable;
+            # abort_transaction() bumps the epoch.
+            self._fail(batch, error)
+            return
+        if isinstance(error, ProducerFenced):
+            self._fail(batch, error)
+            self._fatal(error)
             return
         if can_split(batch, code) and not self._force:
             self._split(batch)
             return
         idem = self.idem
         if idem is not None and isinstance(error, _STATE_REFUSALS):
-            if self.txn is not None:
-                self._fail(batch, error)  # the transaction must be aborted; abort bumps the epoch
-                return
             oos = isinstance(error, OutOfOrderSequenceNumberError)
             decision, error = idem.refused(batch, error, unknown_pid=not oos)
             if decision == Decision.FAIL:

@@ -1,9 +1,14 @@
 """Transactions: the transaction coordinator conversation and the client-side state machine.
 
-States follow Java's TransactionManager: UNINITIALIZED -> READY (after InitProducerId) -> IN_TRANSACTION
-(begin) -> COMMITTING / ABORTING -> READY. A batch that fails inside a transaction moves it to
-ABORTABLE_ERROR (only abort is allowed then); fencing (another producer with the same transactional_id
-took over) and authorization failures are FATAL: every later call raises the cause.
+States follow Java's TransactionManager (states.TXN is the table): UNINITIALIZED -> INITIALIZING -> READY
+(after InitProducerId) -> IN_TRANSACTION (begin) -> COMMITTING / ABORTING -> READY. The state changes only
+through :meth:`TransactionManager._to`, and every failure of a transactional request -- InitProducerId,
+AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, a Produce inside the transaction, EndTxn -- goes
+through one door, :meth:`TransactionManager.failed`, which classifies it (:func:`verdict`): fencing and
+authorization failures are FATAL_ERROR (every later call raises the cause, ProducerFenced for fencing);
+a failed record, partition or offset commit is ABORTABLE_ERROR (only abort is allowed); a timeout leaves
+the state as it was (the outcome is unknown; the call may be retried). The Sender reads the state each
+round and fails every record still pending with that error (abortable: the queued ones; fatal: all).
 
 Partitions join the transaction lazily: the first record for a partition queues it, the Sender's
 :meth:`TransactionManager.poll` sends one AddPartitionsToTxn for everything queued, and the
@@ -14,21 +19,31 @@ knows a partition before it holds transactional data.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import (
+    ClusterAuthorizationFailedError,
     ConcurrentTransactionsError,
     CoordinatorLoadInProgressError,
     IllegalStateError,
     InvalidProducerEpochError,
+    InvalidProducerIdMappingError,
+    InvalidTransactionTimeoutError,
+    InvalidTxnStateError,
     KafkaError,
     KafkaTimeoutError,
     OperationNotAttemptedError,
     ProducerFenced,
+    TransactionAbortableError,
+    TransactionalIdAuthorizationFailedError,
+    TransactionCoordinatorFencedError,
     UnknownTopicOrPartitionError,
+    UnsupportedForMessageFormatError,
+    UnsupportedVersionError,
     for_code,
 )
 from ..protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
@@ -42,11 +57,12 @@ from ..protocol.messages.txn_offset_commit import (
 )
 from ..structs import OffsetAndMetadata, TopicPartition
 from .idempotence import IdempotenceState
+from .states import TXN, StateMachine, TxnState
 
 if TYPE_CHECKING:
     from ..net import KafkaClient
 
-__all__ = ["TransactionManager", "TxnState", "init_producer_id"]
+__all__ = ["REQUESTS", "TransactionManager", "TxnState", "Verdict", "init_producer_id", "verdict"]
 
 log = logging.getLogger("aiokafka_lite.producer")
 
@@ -59,18 +75,47 @@ END_TXN_MAX_VERSION = 4
 
 _RETRY_SAME = {ConcurrentTransactionsError.errno, CoordinatorLoadInProgressError.errno,
                UnknownTopicOrPartitionError.errno, OperationNotAttemptedError.errno}
+#: Another producer with our transactional_id (or a newer coordinator) took over: ProducerFenced.
 _FENCED = {ProducerFenced.errno, InvalidProducerEpochError.errno}
+#: Errors no abort can repair (Java's TransactionManager treats them as fatal for every request).
+_FATAL = {TransactionalIdAuthorizationFailedError.errno, ClusterAuthorizationFailedError.errno,
+          TransactionCoordinatorFencedError.errno,
+          UnsupportedVersionError.errno, InvalidTxnStateError.errno, InvalidProducerIdMappingError.errno,
+          InvalidTransactionTimeoutError.errno, UnsupportedForMessageFormatError.errno}
+
+#: The transactional requests, as :meth:`TransactionManager.failed` names them.
+REQUESTS = ("InitProducerId", "AddPartitionsToTxn", "AddOffsetsToTxn", "TxnOffsetCommit", "Produce", "EndTxn")
+#: Requests that belong to the open transaction: a refusal leaves it to be aborted.
+_IN_TRANSACTION = {"AddPartitionsToTxn", "AddOffsetsToTxn", "TxnOffsetCommit", "Produce"}
 
 
-class TxnState(enum.Enum):
-    UNINITIALIZED = "uninitialized"
-    INITIALIZING = "initializing"
-    READY = "ready"
-    IN_TRANSACTION = "in transaction"
-    COMMITTING = "committing"
-    ABORTING = "aborting"
-    ABORTABLE_ERROR = "abortable error"
-    FATAL_ERROR = "fatal error"
+class Verdict(enum.Enum):
+    """What a transactional request's failure does to the transaction."""
+
+    FENCED = "fenced"          # FATAL_ERROR, raised as ProducerFenced
+    FATAL = "fatal"            # FATAL_ERROR, raised as itself
+    ABORTABLE = "abortable"    # ABORTABLE_ERROR: only abort_transaction() is allowed
+    UNCHANGED = "unchanged"    # a timeout or cancellation: the outcome is unknown, the call may be retried
+
+
+def verdict(request: str, exc: BaseException) -> Verdict:
+    """The one table of what each transactional request's error means (Java's TransactionManager
+    handlers, per request)."""
+    if isinstance(exc, ProducerFenced) or getattr(exc, "errno", None) in _FENCED:
+        return Verdict.FENCED
+    if not isinstance(exc, KafkaError) or isinstance(exc, IllegalStateError):
+        return Verdict.UNCHANGED  # cancelled, or refused by this client before any request
+    if getattr(exc, "errno", None) in _FATAL:
+        return Verdict.FATAL
+    if request in _IN_TRANSACTION:
+        # A record, partition or offset commit the transaction needed has failed (even a timeout: the
+        # records waiting for it cannot go): only an abort can end the transaction.
+        return Verdict.ABORTABLE
+    if exc.retriable:
+        return Verdict.UNCHANGED  # InitProducerId / EndTxn timed out: the caller may try again
+    if request == "EndTxn" and isinstance(exc, TransactionAbortableError):
+        return Verdict.ABORTABLE
+    return Verdict.FATAL
 
 
 async def init_producer_id(client: KafkaClient, transactional_id: str | None, transaction_timeout_ms: int,
@@ -102,7 +147,7 @@ class TransactionManager:
 
     def __init__(self, client: KafkaClient, idem: IdempotenceState, transactional_id: str, *,
                  transaction_timeout_ms: int, retry_backoff_ms: int, request_timeout_ms: int,
-                 wakeup: Callable[[], None]) -> None:
+                 wakeup: Callable[[], None], on_fatal: Callable[[BaseException], None] | None = None) -> None:
         self.client = client
         self.idem = idem
         self.transactional_id = transactional_id
@@ -110,11 +155,13 @@ class TransactionManager:
         self.retry_backoff = retry_backoff_ms / 1000
         self.request_timeout = request_timeout_ms / 1000
         self.wakeup = wakeup
+        #: Told at once when the transaction turns fatal (the Producer's lifecycle moves to FAILED).
+        self.on_fatal = on_fatal
         #: Partitions added or queued for adding in the current transaction; while a transaction is
         #: open, ``sendable`` is this set (the send fast path checks it), else None.
         self._registered: set[TopicPartition] = set()
         self.sendable: set[TopicPartition] | None = None
-        self._state = TxnState.UNINITIALIZED
+        self._machine = StateMachine("transaction", TXN, TxnState.UNINITIALIZED, self._changed)
         self.coordinator: int | None = None
         #: Partitions the coordinator knows are in the current transaction.
         self.added: set[TopicPartition] = set()
@@ -122,33 +169,90 @@ class TransactionManager:
         self.pending: set[TopicPartition] = set()
         self._adding: asyncio.Future[None] | None = None
         self.started = False  # anything (partitions or offsets) was added to the current transaction
-        self.error: BaseException | None = None  # abortable or fatal error
+        self.error: BaseException | None = None  # the abortable or fatal error (in those states only)
 
     @property
     def state(self) -> TxnState:
-        return self._state
+        return self._machine.state
 
-    @state.setter
-    def state(self, value: TxnState) -> None:
-        self._state = value
-        self.sendable = self._registered if value is TxnState.IN_TRANSACTION else None
+    def _to(self, new: TxnState) -> None:
+        """The one place the transaction state changes (refuses moves outside states.TXN)."""
+        self._machine.transition_to(new)
 
-    # -- state checks -----------------------------------------------------------------------------
+    def _changed(self, old: TxnState, new: TxnState) -> None:
+        self.sendable = self._registered if new is TxnState.IN_TRANSACTION else None
+        if new not in (TxnState.ABORTABLE_ERROR, TxnState.FATAL_ERROR):
+            self.error = None
 
-    def _raise_if_fatal(self) -> None:
+    # -- failures: the one door ---------------------------------------------------------------------
+
+    def failed(self, request: str, exc: BaseException) -> BaseException:
+        """``request`` failed with ``exc``: move to the state its :func:`verdict` names and return the
+        exception the caller raises (ProducerFenced for fencing). The Sender, woken, fails every record
+        still pending with it."""
         if self.state is TxnState.FATAL_ERROR:
             assert self.error is not None
+            return self.error  # the first fatal error stays the answer
+        v = verdict(request, exc)
+        if v is Verdict.FENCED:
+            err: BaseException = exc if isinstance(exc, ProducerFenced) else ProducerFenced(
+                f"{request}: another producer with transactional_id {self.transactional_id!r} took over "
+                f"({exc})")
+            if err is not exc:
+                err.__cause__ = exc
+            self._fail_to(TxnState.FATAL_ERROR, err)
+            return err
+        if v is Verdict.FATAL:
+            self._fail_to(TxnState.FATAL_ERROR, exc)
+        elif v is Verdict.ABORTABLE:
+            if self._machine.allows(TxnState.ABORTABLE_ERROR):
+                self._fail_to(TxnState.ABORTABLE_ERROR, exc)
+        elif self.state is TxnState.INITIALIZING:
+            self._to(TxnState.UNINITIALIZED)
+        return exc
+
+    def fatal(self, error: BaseException) -> None:
+        """The producer failed for a reason outside the transaction (its Sender died)."""
+        if self.state is not TxnState.FATAL_ERROR:
+            self._fail_to(TxnState.FATAL_ERROR, error)
+
+    def _fail_to(self, state: TxnState, error: BaseException) -> None:
+        self._to(state)
+        self.error = error
+        log.warning("transaction of %r is now in %s: %s", self.transactional_id, state.name, error)
+        if state is TxnState.FATAL_ERROR and self.on_fatal is not None:
+            self.on_fatal(error)
+        self.wakeup()
+
+    def on_batch_failed(self, error: BaseException) -> BaseException:
+        """A record of the transaction failed (Produce): returns what its future fails with."""
+        return self.failed("Produce", error)
+
+    def _raise_if_failed(self, call: str) -> None:
+        """A later call answers from the error state at once: the fatal error itself, or the abortable
+        error (its class, saying that the transaction must be aborted)."""
+        state = self.state
+        if state is TxnState.FATAL_ERROR:
+            assert self.error is not None
             raise self.error
+        if state is TxnState.ABORTABLE_ERROR:
+            err = self.error
+            assert err is not None
+            try:  # the abortable error's own class: what the application catches
+                again = type(err)(f"{call} refused: abort_transaction() first; the transaction failed: "
+                                  f"{Exception.__str__(err)}")
+            except Exception:  # a class that wants other arguments
+                again = IllegalStateError(f"{call} refused: abort_transaction() first; the transaction "
+                                          f"failed: {err}")
+            raise again from err
+
+    # -- state checks -----------------------------------------------------------------------------
 
     def check_send(self, tp: TopicPartition) -> None:
         """Called by send(): records are accepted only inside a transaction; queue the partition."""
         state = self.state
         if state is not TxnState.IN_TRANSACTION:
-            self._raise_if_fatal()
-            if state is TxnState.ABORTABLE_ERROR:
-                raise IllegalStateError(
-                    f"the transaction must be aborted before sending more records: {self.error}"
-                ) from self.error
+            self._raise_if_failed("send()")
             raise IllegalStateError(f"send() needs an open transaction (begin_transaction()); state is "
                                     f"{state.value}")
         if tp not in self.added and tp not in self.pending:
@@ -159,103 +263,97 @@ class TransactionManager:
     def can_send(self, tp: TopicPartition) -> bool:
         return tp in self.added
 
-    def fatal(self, error: BaseException) -> None:
-        self.state = TxnState.FATAL_ERROR
-        self.error = error
-
-    def on_batch_failed(self, error: BaseException) -> None:
-        """A record of the transaction failed: it can only be aborted now."""
-        if self.state in (TxnState.IN_TRANSACTION, TxnState.COMMITTING):
-            self.state = TxnState.ABORTABLE_ERROR
-            self.error = error
-
     # -- lifecycle ------------------------------------------------------------------------------
 
     async def initialize(self, timeout: float) -> None:
         """Find the coordinator and get a producer id and epoch (fencing older producers)."""
         if self.state is not TxnState.UNINITIALIZED:
-            self._raise_if_fatal()
+            self._raise_if_failed("init")
             return
-        self.state = TxnState.INITIALIZING
+        self._to(TxnState.INITIALIZING)
+        self.idem.begin_init()
         try:
             pid, epoch = await self._coordinated(
                 lambda node: init_producer_id(self.client, self.transactional_id, self.transaction_timeout_ms,
                                               node_id=node), timeout, "InitProducerId")
         except BaseException as exc:
-            self._set_failure(exc)
-            raise
+            self.idem.init_failed()
+            self._reraise("InitProducerId", exc)
         self.idem.set_producer_id(pid, epoch)
-        self.state = TxnState.READY
+        self._to(TxnState.READY)
         self.wakeup()
 
+    def _reraise(self, request: str, exc: BaseException) -> Any:
+        err = self.failed(request, exc)
+        if err is exc:
+            raise exc
+        raise err from exc
+
     def begin(self) -> None:
-        self._raise_if_fatal()
+        self._raise_if_failed("begin_transaction()")
         if self.state is not TxnState.READY:
             raise IllegalStateError(f"begin_transaction() needs the ready state; state is {self.state.value}")
         self.started = False
         self.added.clear()
         self.pending.clear()
         self._registered = set()
-        self.state = TxnState.IN_TRANSACTION
-        self.error = None
+        self._to(TxnState.IN_TRANSACTION)
 
     def begin_commit(self) -> None:
-        self._raise_if_fatal()
-        if self.state is TxnState.ABORTABLE_ERROR:
-            raise IllegalStateError(f"cannot commit: a record of the transaction failed ({self.error}); "
-                                    "abort_transaction() instead") from self.error
+        """commit_transaction() starts (or, after a timeout, tries again)."""
+        self._raise_if_failed("commit_transaction()")
+        if self.state is TxnState.COMMITTING:
+            return
         if self.state is not TxnState.IN_TRANSACTION:
             raise IllegalStateError(
                 f"commit_transaction() needs an open transaction; state is {self.state.value}")
-        self.state = TxnState.COMMITTING
+        self._to(TxnState.COMMITTING)
 
     def begin_abort(self) -> None:
-        self._raise_if_fatal()
-        if self.state not in (TxnState.IN_TRANSACTION, TxnState.ABORTABLE_ERROR, TxnState.COMMITTING,
-                              TxnState.ABORTING):
+        if self.state is TxnState.FATAL_ERROR:
+            self._raise_if_failed("abort_transaction()")
+        if self.state is TxnState.ABORTING:
+            return
+        if not self._machine.allows(TxnState.ABORTING):
             raise IllegalStateError(
                 f"abort_transaction() needs an open transaction; state is {self.state.value}")
-        self.state = TxnState.ABORTING
+        self._to(TxnState.ABORTING)
 
     async def end(self, commit: bool, timeout: float) -> None:
         """EndTxn (after the caller flushed or dropped the transaction's records)."""
-        if commit and self.state is TxnState.ABORTABLE_ERROR:
-            raise IllegalStateError(f"cannot commit: a record of the transaction failed ({self.error}); "
-                                    "abort_transaction() instead") from self.error
+        if commit:
+            self._raise_if_failed("commit_transaction()")
+        request = "EndTxn"
         try:
             if self._adding is not None:
-                await asyncio.shield(self._adding)
+                with contextlib.suppress(Exception):  # its failure went through failed() already
+                    await asyncio.shield(self._adding)
+            self._raise_if_failed("commit_transaction()" if commit else "abort_transaction()")
             if self.started:
                 await self._coordinated(lambda node: self._end_txn(node, commit), timeout, "EndTxn")
             if not commit and self.idem.bump_needed:
                 # A sequence gap inside the aborted transaction: re-init bumps the epoch and resets them.
-                pid, epoch = await self._coordinated(
-                    lambda node: init_producer_id(self.client, self.transactional_id,
-                                                  self.transaction_timeout_ms, self.idem.producer_id,
-                                                  self.idem.producer_epoch, node_id=node),
-                    timeout, "InitProducerId")
+                request = "InitProducerId"
+                self.idem.begin_init()
+                try:
+                    pid, epoch = await self._coordinated(
+                        lambda node: init_producer_id(self.client, self.transactional_id,
+                                                      self.transaction_timeout_ms, self.idem.producer_id,
+                                                      self.idem.producer_epoch, node_id=node),
+                        timeout, "InitProducerId")
+                except BaseException:
+                    self.idem.init_failed()
+                    raise
                 self.idem.set_producer_id(pid, epoch)
         except BaseException as exc:
-            self._set_failure(exc)
-            raise
-        self.state = TxnState.READY
+            if isinstance(exc, KafkaError) and self.state is TxnState.ABORTABLE_ERROR and commit:
+                raise  # a record failed while the commit flushed: _raise_if_failed said so
+            self._reraise(request, exc)
+        self._to(TxnState.READY)
         self.added.clear()
         self.pending.clear()
         self.started = False
-        self.error = None
         self.wakeup()
-
-    def _set_failure(self, exc: BaseException) -> None:
-        fatal = isinstance(exc, KafkaError) and not exc.retriable and not isinstance(
-            exc, (IllegalStateError, KafkaTimeoutError))
-        if isinstance(exc, ProducerFenced) or fatal:
-            self.fatal(exc if isinstance(exc, ProducerFenced) or getattr(exc, "errno", None) not in _FENCED
-                       else ProducerFenced(str(exc)))
-        elif self.state in (TxnState.COMMITTING, TxnState.ABORTING, TxnState.IN_TRANSACTION):
-            # A timeout or connection failure: the outcome is unknown; the caller may retry the call.
-            pass
-        elif self.state is TxnState.INITIALIZING:
-            self.state = TxnState.UNINITIALIZED
 
     async def _end_txn(self, node: int, commit: bool) -> None:
         await self.client.ready(node, EndTxnRequest)  # a coordinator found anew may not be connected yet
@@ -270,9 +368,10 @@ class TransactionManager:
 
     def poll(self, now: float) -> BaseException | None:
         """Sender hook: send AddPartitionsToTxn for queued partitions (one request at a time). Returns the
-        error that made the transaction abortable, if it is: the Sender fails every queued record with it
-        (a record awaited by the application must not wait for the abort)."""
-        if self.state is TxnState.ABORTABLE_ERROR:
+        error that made the transaction abortable or fatal, if it is: the Sender fails every queued
+        record with it, every record when fatal (a record awaited by the application must not wait for
+        the abort)."""
+        if self.state in (TxnState.ABORTABLE_ERROR, TxnState.FATAL_ERROR):
             return self.error
         if self.pending and self._adding is None and self.state in (
                 TxnState.IN_TRANSACTION, TxnState.COMMITTING):
@@ -283,15 +382,8 @@ class TransactionManager:
 
     def _adding_done(self, fut: asyncio.Future[None]) -> None:
         self._adding = None
-        if not fut.cancelled() and fut.exception() is not None:
-            exc = fut.exception()
-            assert exc is not None
-            if isinstance(exc, ProducerFenced) or getattr(exc, "errno", None) in _FENCED:
-                self.fatal(exc if isinstance(exc, ProducerFenced) else ProducerFenced(str(exc)))
-            elif self.state is not TxnState.FATAL_ERROR:
-                self.state = TxnState.ABORTABLE_ERROR
-                self.error = exc
-            log.warning("AddPartitionsToTxn failed: %s", exc)
+        if not fut.cancelled() and (exc := fut.exception()) is not None:
+            self.failed("AddPartitionsToTxn", exc)
         self.wakeup()
 
     async def _add_partitions(self, tps: set[TopicPartition]) -> None:
@@ -332,7 +424,7 @@ class TransactionManager:
     async def send_offsets(self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata], group_id: str,
                            timeout: float) -> None:
         """AddOffsetsToTxn to the transaction coordinator, then TxnOffsetCommit to the group's."""
-        self._raise_if_fatal()
+        self._raise_if_failed("send_offsets_to_transaction()")
         if self.state is not TxnState.IN_TRANSACTION:
             raise IllegalStateError(
                 f"send_offsets_to_transaction() needs an open transaction; state is {self.state.value}")
@@ -344,18 +436,14 @@ class TransactionManager:
             if response.error_code:
                 raise for_code(response.error_code)(f"AddOffsetsToTxn for group {group_id!r}")
 
+        request = "AddOffsetsToTxn"
         try:
-            await self._coordinated(add_offsets, timeout, "AddOffsetsToTxn")
+            await self._coordinated(add_offsets, timeout, request)
             self.started = True
+            request = "TxnOffsetCommit"
             await self._txn_offset_commit(offsets, group_id, timeout)
         except BaseException as exc:
-            if isinstance(exc, ProducerFenced) or getattr(exc, "errno", None) in _FENCED:
-                self.fatal(exc if isinstance(exc, ProducerFenced) else ProducerFenced(str(exc)))
-                raise self.error from exc  # type: ignore[misc]
-            if isinstance(exc, KafkaError) and self.state is TxnState.IN_TRANSACTION:
-                self.state = TxnState.ABORTABLE_ERROR
-                self.error = exc
-            raise
+            self._reraise(request, exc)
 
     async def _txn_offset_commit(self, offsets: Mapping[TopicPartition, int | OffsetAndMetadata],
                                  group_id: str, timeout: float) -> None:

@@ -168,3 +168,54 @@ async def test_expiry_names_the_last_error_the_broker_gave(tansu: EmbeddedBroker
     msg = str(info.value)
     assert "delivery_timeout_ms=1500" in msg and "UNKNOWN_TOPIC_OR_PARTITION" in msg, msg
     assert "unreachable" not in msg, msg
+
+
+async def test_a_second_stop_returns_only_when_the_producer_is_stopped(tansu: EmbeddedBroker) -> None:
+    """Issue 24.5: with 100 records waiting behind a slow answer, a second concurrent stop() waits for the
+    first: when it returns, every record has its outcome and the producer is stopped."""
+    async with KafkaProxy(tansu.bootstrap) as proxy:
+        p = Producer(bootstrap_servers=proxy.bootstrap, linger_ms=0, request_timeout_ms=5000)
+        await p.start()
+        await p.send_and_wait("reliability-stop2", b"warm-up")
+        proxy.faults.append(("delay", 1.0))
+        futs = [await p.send("reliability-stop2", b"%d" % i) for i in range(100)]
+        first = asyncio.ensure_future(p.stop())
+        await asyncio.sleep(0.05)
+        assert not first.done()
+        t0 = time.monotonic()
+        await p.stop()
+        took = time.monotonic() - t0
+        assert all(f.done() for f in futs), f"second stop() returned after {took:.2f} s with records pending"
+        assert "stopped" in repr(p)
+        await asyncio.wait_for(first, 1)
+        ok, failed = await _outcomes(futs)  # type: ignore[arg-type]
+        assert len(ok) == 100 and not failed, failed
+        assert took > 0.5  # it waited for the delayed answer
+
+
+async def test_stop_wakes_a_start_waiting_for_a_hung_broker() -> None:
+    """stop() while start() waits on a broker that accepts and never answers: start() fails at once, stop()
+    returns with the producer stopped, and a later start() says it was stopped."""
+    conns: list[asyncio.StreamWriter] = []
+
+    async def hold(_r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        conns.append(w)
+
+    hung = await asyncio.start_server(hold, "127.0.0.1", 0)
+    port = hung.sockets[0].getsockname()[1]
+    try:
+        p = Producer(bootstrap_servers=f"127.0.0.1:{port}", request_timeout_ms=5000)
+        start = asyncio.ensure_future(p.start())
+        await asyncio.sleep(0.2)
+        t0 = time.monotonic()
+        await asyncio.wait_for(p.stop(), 5)
+        assert time.monotonic() - t0 < 1.0
+        assert "stopped" in repr(p)
+        with pytest.raises(Exception):  # noqa: B017 - the client's closed-while-connecting error
+            await asyncio.wait_for(start, 1)
+        with pytest.raises(ProducerClosedError):
+            await p.start()
+    finally:
+        hung.close()
+        for w in conns:
+            w.close()

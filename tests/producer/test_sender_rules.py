@@ -17,7 +17,6 @@ from _fake_broker import Rig
 from aiokafka_lite.errors import (
     CoordinatorLoadInProgressError,
     DuplicateSequenceNumberError,
-    IllegalStateError,
     InvalidProducerEpochError,
     KafkaConnectionError,
     KafkaError,
@@ -255,6 +254,35 @@ async def test_out_of_order_after_acknowledged_sequence_reports_lost_records_and
         assert a[2].result.error is None
         assert [c.values(A) for c in rig.produce_calls(A)] == [[b"a0"], [b"a1"], [b"a2"]]
         assert rig.clock is not None and rig.clock.elapsed < 1.0
+
+
+async def test_lost_acknowledged_records_surface_even_when_the_next_batch_had_no_answer() -> None:
+    """I5b before I5a (issue 24.4): batch 0 is acknowledged; batch 1's first attempt gets no answer (a
+    broker crash), and its retry under the same sequence is refused OUT_OF_ORDER -- the broker lost
+    sequence 0, which it had acknowledged. Batch 1 was not written either (the broker would have answered
+    DUPLICATE_SEQUENCE_NUMBER), so the loss is certain: it fails with OutOfOrderSequenceNumberError
+    naming the lost acknowledged records, not only "may or may not have been written"."""
+    async with Rig({A: 1}) as rig:
+        a = [rig.add(A, b"a%d" % i) for i in range(3)]
+        await rig.start()
+        (await rig.next_produce()).answer()
+        c1 = await rig.next_produce()
+        assert c1.state(A) == (PID, 0, 1)
+        c1.fail()  # unknown outcome (I4)
+        retry = await rig.next_produce()
+        assert retry.state(A) == (PID, 0, 1) and retry.values(A) == [b"a1"]
+        retry.answer({A: OOS})
+        await rig.done(a[1])
+        err = a[1].result.error
+        assert isinstance(err, OutOfOrderSequenceNumberError), err
+        assert "lost acknowledged records" in str(err), err
+
+        await rig.grant_bump(PID, 0)
+        c2 = await rig.next_produce()
+        assert c2.state(A) == (PID, 1, 0) and c2.values(A) == [b"a2"]
+        c2.answer()
+        await rig.done(a[2])
+        assert a[2].result.error is None
 
 
 # -- I5c --------------------------------------------------------------------------------------------------
@@ -560,8 +588,8 @@ async def test_failed_produce_in_transaction_is_abortable_and_abort_bumps_epoch(
         assert txn.state is TxnState.ABORTABLE_ERROR
         try:
             txn.begin_commit()
-        except IllegalStateError as exc:
-            assert "abort" in str(exc)
+        except OutOfOrderSequenceNumberError as exc:  # the abortable error, saying what to do
+            assert "abort_transaction()" in str(exc) and exc.__cause__ is a0.result.error
         else:
             raise AssertionError("commit allowed after a failed record")
         await rig.settle()

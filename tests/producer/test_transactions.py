@@ -104,3 +104,34 @@ async def test_transactional_settings_checked(noida: EmbeddedBroker, new_topic: 
         with pytest.raises(IllegalStateError, match="ready state"):
             await p.begin_transaction()
         await p.abort_transaction()  # nothing sent: no EndTxn needed
+
+
+async def test_a_fenced_producer_fails_its_send_and_stops_at_once(noida: EmbeddedBroker,
+                                                                  new_topic: Callable[..., str]) -> None:
+    """Issue 24.1: the older of two producers with one transactional_id learns that it is fenced from
+    its first transactional request (AddPartitionsToTxn), through the send's future, and stop() returns."""
+    import time
+
+    topic, txn_id = new_topic(), new_topic("txn")
+    await asyncio.to_thread(create_topic, noida.bootstrap, topic, 1)
+    old = Producer(bootstrap_servers=noida.bootstrap, transactional_id=txn_id, request_timeout_ms=5000)
+    await old.start()
+    try:
+        async with Producer(bootstrap_servers=noida.bootstrap, transactional_id=txn_id) as new:
+            async with new.transaction():
+                await new.send(topic, b"alive")
+        t0 = time.monotonic()
+        with pytest.raises(ProducerFenced):
+            async with old.transaction():
+                await asyncio.wait_for(await old.send(topic, b"zombie"), 5)
+        assert time.monotonic() - t0 < 5
+        with pytest.raises(ProducerFenced):  # every later call answers from the state, at once
+            await old.send(topic, b"again")
+        with pytest.raises(ProducerFenced):
+            await old.begin_transaction()
+    finally:
+        t0 = time.monotonic()
+        await asyncio.wait_for(old.stop(), 10)
+        assert time.monotonic() - t0 < 5
+    got = await aread_confluent(noida.bootstrap, topic, 1, isolation="read_committed", settle=1.0)
+    assert [g.value for g in got] == [b"alive"]
