@@ -5,7 +5,7 @@ with FindCoordinator as for any group, and is sent again to a new one when the a
 
 A share group has no committed offset per consumer: its "offset" for a partition is the share-partition
 start offset, below which every record is done with. Kafka refuses to alter or delete it while the group
-has members (GROUP_NOT_EMPTY)."""
+has members (NON_EMPTY_GROUP)."""
 
 from __future__ import annotations
 

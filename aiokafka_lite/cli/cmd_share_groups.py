@@ -153,12 +153,12 @@ async def _targets(admin: Any, args: argparse.Namespace, tps: list[TopicPartitio
     """The new start offset of each partition; offsets read from the log stay within it."""
     if args.to_offset is not None:
         return {tp: args.to_offset for tp in tps}
-    ends = await end_offsets(admin, tps)
     if args.to_latest:
-        return {tp: ends[tp] for tp in tps}
+        return await end_offsets(admin, tps)
     firsts = {tp: r.offset for tp, r in (await admin.list_offsets({tp: "earliest" for tp in tps})).items()}
     if args.to_earliest:
-        return {tp: firsts[tp] for tp in tps}
+        return firsts
+    ends = await end_offsets(admin, tps)
     at = {tp: r.offset for tp, r in (await admin.list_offsets({tp: when for tp in tps})).items()}
     return {tp: min(max(at[tp] if at[tp] >= 0 else ends[tp], firsts[tp]), ends[tp]) for tp in tps}
 

@@ -40,6 +40,12 @@ from aiokafka_lite.protocol.messages.describe_share_group_offsets import (
     DescribeShareGroupOffsetsResponsePartition,
     DescribeShareGroupOffsetsResponseTopic,
 )
+from aiokafka_lite.protocol.messages.list_offsets import (
+    ListOffsetsPartitionResponse,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ListOffsetsTopicResponse,
+)
 from aiokafka_lite.protocol.messages.share_group_describe import (
     Assignment,
     DescribedGroup,
@@ -112,6 +118,7 @@ class _Answering(AdminFakeClient):
     def __init__(self, answers: dict[type, Callable[[Any], Any]]) -> None:
         super().__init__({EV0: 1, EV1: 2})
         self.answers = answers
+        self.cluster.leader_epoch = lambda tp: -1  # type: ignore[attr-defined]  # ListOffsets asks it
 
     async def send(self, node: int, request: Any, **kwargs: Any) -> Any:
         pending = asyncio.ensure_future(super().send(node, request, **kwargs))
@@ -125,7 +132,8 @@ class _Answering(AdminFakeClient):
 def fake(monkeypatch: pytest.MonkeyPatch) -> Callable[..., _Answering]:
     def install(**answers: Callable[[Any], Any]) -> _Answering:
         kinds = {"describe": ShareGroupDescribeRequest, "offsets": DescribeShareGroupOffsetsRequest,
-                 "alter": AlterShareGroupOffsetsRequest, "delete": DeleteShareGroupOffsetsRequest}
+                 "alter": AlterShareGroupOffsetsRequest, "delete": DeleteShareGroupOffsetsRequest,
+                 "list_offsets": ListOffsetsRequest}
         client = _Answering({kinds[k]: v for k, v in answers.items()})
 
         def admin_for(args: Any) -> Admin:
@@ -207,6 +215,23 @@ def test_reset_offsets_is_a_dry_run_until_executed(cli: Callable[..., Result],
     (sent,) = client.calls_of(AlterShareGroupOffsetsRequest)
     assert [(t.topic_name, [(p.partition_index, p.start_offset) for p in t.partitions])
             for t in sent.request.topics] == [("events", [(1, 5)])]
+
+
+def test_reset_offsets_to_earliest_reads_each_partitions_log_start(cli: Callable[..., Result],
+                                                                   fake: Callable[..., _Answering]) -> None:
+    def log_starts(request: Any) -> ListOffsetsResponse:
+        assert {p.timestamp for t in request.topics for p in t.partitions} == {-2}  # earliest
+        return ListOffsetsResponse(topics=[ListOffsetsTopicResponse(name=t.name, partitions=[
+            ListOffsetsPartitionResponse(partition_index=p.partition_index, offset=30 + p.partition_index)
+            for p in t.partitions]) for t in request.topics])
+
+    client = fake(offsets=_offsets, describe=_group(0), alter=_altered, list_offsets=log_starts)
+    done = _ok(cli("share-groups", "reset-offsets", "sg", "--all-topics", "--to-earliest", "--execute"))
+    assert [r.split() for r in done.out.splitlines()] == [
+        ["TOPIC", "PARTITION", "CURRENT", "NEW"], ["events", "0", "40", "30"], ["events", "1", "7", "31"]]
+    (sent,) = client.calls_of(AlterShareGroupOffsetsRequest)
+    assert [(p.partition_index, p.start_offset) for p in sent.request.topics[0].partitions] == [
+        (0, 30), (1, 31)]
 
 
 def test_reset_offsets_refuses_a_group_with_members(cli: Callable[..., Result],
