@@ -307,3 +307,27 @@ async def test_a_coordinator_that_never_settles_ends_in_a_timeout() -> None:
         await asyncio.sleep(0.001)
     with pytest.raises(errors.KafkaTimeoutError, match=r"DeleteShareGroupOffsets did not succeed.*NOT_COORD"):
         await task
+
+
+async def test_calls_after_stop_fail_at_once_and_send_nothing() -> None:
+    admin, client = _admin()
+    await admin.stop()
+    for call in (admin.describe_share_groups(["sg"]), admin.list_share_group_offsets("sg"),
+                 admin.alter_share_group_offsets("sg", {EV0: 1}),
+                 admin.delete_share_group_offsets("sg", ["t"])):
+        with pytest.raises(errors.IllegalStateError, match="not started"):
+            await call
+    assert client.calls == []
+
+
+async def test_cancelling_a_call_ends_its_wait() -> None:
+    admin, client = _admin()
+    task = asyncio.ensure_future(admin.list_share_group_offsets("sg"))
+    call = await next_call(client, DescribeShareGroupOffsetsRequest)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert call.future.cancelled()
+    for _ in range(50):
+        await asyncio.sleep(0)
+    assert len(client.calls) == 1  # nothing sent again
