@@ -31,7 +31,7 @@ _OFFSET_COMMIT_MAX = 9  # v10 names topics by id only
 _LEAVE_GROUP_BATCH = 3  # LeaveGroup v3 (KIP-345) names several members, by instance id or member id
 
 
-def _by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[TopicPartition]]:
+def by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[TopicPartition]]:
     out: dict[str, list[TopicPartition]] = {}
     for tp in tps:
         out.setdefault(tp.topic, []).append(tp)
@@ -81,7 +81,7 @@ class GroupOffsetOps(GroupOps):
                                                   committed_offset=wanted[tp].offset,
                                                   committed_leader_epoch=wanted[tp].leader_epoch,
                                                   committed_metadata=wanted[tp].metadata)
-                                              for tp in tps]) for t, tps in _by_topic(wanted).items()])
+                                              for tp in tps]) for t, tps in by_topic(wanted).items()])
             response = await self._send(node, request, max_version=_OFFSET_COMMIT_MAX)
             out: dict[TopicPartition, Any] = {}
             for t in response.topics:
@@ -109,7 +109,7 @@ class GroupOffsetOps(GroupOps):
             response = await self._send(node, OffsetDeleteRequest(group_id=group, topics=[
                 OffsetDeleteRequestTopic(name=t, partitions=[
                     OffsetDeleteRequestPartition(partition_index=tp.partition) for tp in tps])
-                for t, tps in _by_topic(wanted).items()]))
+                for t, tps in by_topic(wanted).items()]))
             if response.error_code:
                 return broker_error(response.error_code, f"group {group!r}")
             out: dict[TopicPartition, Any] = {}

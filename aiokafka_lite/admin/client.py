@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from ._acls import AclOps
 from ._configs import ConfigOps
-from ._group_offsets import GroupOffsetOps
 from ._log_dirs import LogDirOps
 from ._offsets import OffsetOps
 from ._quotas import QuotaOps
 from ._replicas import ReplicaOps
 from ._scram import ScramOps
+from ._share_groups import ShareGroupOps
 from ._topics import TopicOps
 from ._txns import TransactionOps
 
 
-class Admin(TopicOps, GroupOffsetOps, OffsetOps, ConfigOps, AclOps, TransactionOps, LogDirOps,
+class Admin(TopicOps, ShareGroupOps, OffsetOps, ConfigOps, AclOps, TransactionOps, LogDirOps,
             ScramOps, ReplicaOps, QuotaOps):
     """``async with Admin(bootstrap_servers="127.0.0.1:9092") as admin: ...``
 
@@ -33,6 +33,8 @@ class Admin(TopicOps, GroupOffsetOps, OffsetOps, ConfigOps, AclOps, TransactionO
     * groups: ``list_groups()``, ``describe_groups([ids])``, ``delete_groups([ids])``,
       ``list_consumer_group_offsets(id)``, ``alter_consumer_group_offsets(id, {tp: offset})``,
       ``delete_consumer_group_offsets(id, [tp])``, ``remove_members_from_consumer_group(id)``;
+    * share groups (KIP-932): ``describe_share_groups([ids])``, ``list_share_group_offsets(id)``,
+      ``alter_share_group_offsets(id, {tp: offset})``, ``delete_share_group_offsets(id, [topics])``;
     * ACLs: ``create_acls([AclBinding])``, ``describe_acls(AclBindingFilter)``, ``delete_acls([filter])``;
     * producers and transactions: ``describe_producers([tp])``, ``list_transactions()``,
       ``describe_transactions([ids])``, ``fence_producers([ids])``, ``abort_transaction(spec)``;

@@ -355,3 +355,42 @@ class FeatureMetadata(NamedTuple):
     finalized: dict[str, tuple[int, int]]
     supported: dict[str, tuple[int, int]]
     finalized_epoch: int = -1
+
+
+# -- share groups (KIP-932) -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ShareMemberDescription:
+    """A share group's member, as ShareGroupDescribe reports it; ``assignment`` is what the broker's
+    assignor gave it (several members may share a partition)."""
+
+    member_id: str
+    client_id: str
+    client_host: str
+    member_epoch: int
+    rack_id: str | None = None
+    subscription: list[str] = field(default_factory=list)
+    assignment: list[TopicPartition] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ShareGroupDescription:
+    """A share group (KIP-932): its state ("Empty", "Stable", "Dead"...), epochs, assignor and members."""
+
+    group_id: str
+    state: str
+    group_epoch: int
+    assignment_epoch: int
+    assignor: str
+    members: list[ShareMemberDescription]
+    #: The AclOperation names the caller may use on the group (None unless asked for).
+    authorized_operations: tuple[str, ...] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        for m in out["members"]:
+            m["assignment"] = [list(tp) for tp in m["assignment"]]
+        out["authorized_operations"] = (None if self.authorized_operations is None
+                                        else list(self.authorized_operations))
+        return out

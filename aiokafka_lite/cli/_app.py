@@ -55,6 +55,7 @@ EXAMPLES = f"""examples:
   {PROG} configs describe topic events
   {PROG} configs set topic events retention.ms=86400000
   {PROG} groups delete-offsets billing --topic events
+  {PROG} share-groups offsets workers --json      # a share group's start offsets (KIP-932)
   {PROG} acls add --topic events --principal User:alice --operation read
   {PROG} users add alice --password-stdin < secret.txt
   {PROG} transactions list --state ongoing
@@ -75,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         cmd_log_dirs,
         cmd_metadata,
         cmd_produce,
+        cmd_share_groups,
         cmd_smoke,
         cmd_stats,
         cmd_topics,
@@ -85,16 +87,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="An asyncio-native Kafka client's command line: a development broker, topics, "
-                    "produce, consume, groups, offsets, configs, ACLs, SCRAM users, transactions, log "
-                    "directories, metadata, benchmarks and a smoke test.",
+                    "produce, consume, groups, share groups, offsets, configs, ACLs, SCRAM users, "
+                    "transactions, log directories, metadata, benchmarks and a smoke test.",
         epilog=EXAMPLES + f"\nRun `{PROG} COMMAND --help` for a command's options.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for module in (cmd_broker, cmd_topics, cmd_produce, cmd_consume, cmd_groups, cmd_metadata, cmd_configs,
-                   cmd_acls, cmd_users, cmd_transactions, cmd_log_dirs, cmd_bench, cmd_stats, cmd_smoke):
+    for module in (cmd_broker, cmd_topics, cmd_produce, cmd_consume, cmd_groups, cmd_share_groups,
+                   cmd_metadata, cmd_configs, cmd_acls, cmd_users, cmd_transactions, cmd_log_dirs, cmd_bench,
+                   cmd_stats, cmd_smoke):
         module.register(sub, _common)
     return parser
 

@@ -65,8 +65,12 @@ API_KEYS: dict[str, int] = {
     'ListConfigResources': 74,
     'DescribeTopicPartitions': 75,
     'ShareGroupHeartbeat': 76,
+    'ShareGroupDescribe': 77,
     'ShareFetch': 78,
     'ShareAcknowledge': 79,
+    'DescribeShareGroupOffsets': 90,
+    'AlterShareGroupOffsets': 91,
+    'DeleteShareGroupOffsets': 92,
 }
 
 #: API key -> (module, class, min version, max version, first flexible version)
@@ -128,8 +132,12 @@ REQUESTS: dict[int, tuple[str, str, int, int, int | None]] = {
     74: ('list_config_resources', 'ListConfigResourcesRequest', 0, 1, 0),
     75: ('describe_topic_partitions', 'DescribeTopicPartitionsRequest', 0, 0, 0),
     76: ('share_group_heartbeat', 'ShareGroupHeartbeatRequest', 1, 1, 1),
+    77: ('share_group_describe', 'ShareGroupDescribeRequest', 1, 1, 1),
     78: ('share_fetch', 'ShareFetchRequest', 1, 1, 1),
     79: ('share_acknowledge', 'ShareAcknowledgeRequest', 1, 1, 1),
+    90: ('describe_share_group_offsets', 'DescribeShareGroupOffsetsRequest', 0, 0, 0),
+    91: ('alter_share_group_offsets', 'AlterShareGroupOffsetsRequest', 0, 0, 0),
+    92: ('delete_share_group_offsets', 'DeleteShareGroupOffsetsRequest', 0, 0, 0),
 }
 
 #: API key -> (module, class, min version, max version, first flexible version)
@@ -191,6 +199,10 @@ RESPONSES: dict[int, tuple[str, str, int, int, int | None]] = {
     74: ('list_config_resources', 'ListConfigResourcesResponse', 0, 1, 0),
     75: ('describe_topic_partitions', 'DescribeTopicPartitionsResponse', 0, 0, 0),
     76: ('share_group_heartbeat', 'ShareGroupHeartbeatResponse', 1, 1, 1),
+    77: ('share_group_describe', 'ShareGroupDescribeResponse', 1, 1, 1),
     78: ('share_fetch', 'ShareFetchResponse', 1, 1, 1),
     79: ('share_acknowledge', 'ShareAcknowledgeResponse', 1, 1, 1),
+    90: ('describe_share_group_offsets', 'DescribeShareGroupOffsetsResponse', 0, 0, 0),
+    91: ('alter_share_group_offsets', 'AlterShareGroupOffsetsResponse', 0, 0, 0),
+    92: ('delete_share_group_offsets', 'DeleteShareGroupOffsetsResponse', 0, 0, 0),
 }

@@ -1,0 +1,175 @@
+"""``aiokafka-lite share-groups describe|offsets|reset-offsets|delete-offsets``: share groups (KIP-932),
+their members and their start offsets (ShareGroupDescribe, DescribeShareGroupOffsets,
+AlterShareGroupOffsets, DeleteShareGroupOffsets), as Kafka's kafka-share-groups tool shows them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from ..structs import TopicPartition
+from ._clients import admin_for, print_table, started
+from ._offsets import end_offsets
+from ._runtime import CLIError
+
+
+def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+    groups = sub.add_parser("share-groups", help="describe share groups; list, reset or delete start offsets",
+                            description="Share group (KIP-932) administration. A share group's offset for a "
+                                        "partition is its start offset: every record below it is done with.")
+    actions = groups.add_subparsers(dest="action", metavar="ACTION", parser_class=type(groups))
+    actions.required = True
+
+    p = actions.add_parser("describe", help="state, epochs, assignor, members and their partitions",
+                           description="Describe share groups: state, epochs, assignor, and each member "
+                                       "with the partitions assigned to it.")
+    p.add_argument("groups", nargs="+", metavar="GROUP")
+    p.add_argument("--json", action="store_true", help="one JSON object per group")
+    common(p)
+    p.set_defaults(handler=_describe)
+
+    p = actions.add_parser("offsets", help="a share group's start offset per partition",
+                           description="The start offset of GROUP for each partition it has state for "
+                                       "(or only --topic / -p).")
+    p.add_argument("group", metavar="GROUP")
+    p.add_argument("--topic", action="append", default=None, metavar="TOPIC", help="repeatable")
+    p.add_argument("-p", "--partition", type=int, action="append", default=None,
+                   help="only this partition of the topics (with --topic); repeatable")
+    p.add_argument("--json", action="store_true", help="one JSON object per partition")
+    common(p)
+    p.set_defaults(handler=_offsets)
+
+    p = actions.add_parser(
+        "reset-offsets", help="move a share group's start offsets (a dry run unless --execute)",
+        description="Compute new start offsets for GROUP and print them; with --execute, set them "
+                    "(AlterShareGroupOffsets). The group must have no members when executing.")
+    p.add_argument("group", metavar="GROUP")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--topic", action="append", default=None, metavar="TOPIC",
+                       help="a topic whose partitions to move; repeatable")
+    which.add_argument("--all-topics", action="store_true", help="every partition the group has state for")
+    p.add_argument("-p", "--partition", type=int, action="append", default=None,
+                   help="only this partition of the topics; repeatable")
+    to = p.add_mutually_exclusive_group(required=True)
+    to.add_argument("--to-earliest", action="store_true", help="the first offset still in the log")
+    to.add_argument("--to-latest", action="store_true", help="the end of the log")
+    to.add_argument("--to-offset", type=int, metavar="N", help="offset N, as given")
+    to.add_argument("--to-datetime", metavar="WHEN",
+                    help="the first record at or after WHEN: ms since the epoch or ISO 8601 "
+                         "(2026-11-23T20:00:00Z)")
+    run = p.add_mutually_exclusive_group()
+    run.add_argument("--dry-run", action="store_true", help="only print the new offsets (the default)")
+    run.add_argument("--execute", action="store_true", help="set the new offsets")
+    p.add_argument("--json", action="store_true", help="one JSON object per partition")
+    common(p)
+    p.set_defaults(handler=_reset)
+
+    p = actions.add_parser(
+        "delete-offsets", help="delete a share group's state of topics",
+        description="Delete GROUP's start offsets and in-flight state of every partition of each --topic "
+                    "(DeleteShareGroupOffsets). The group must have no members.")
+    p.add_argument("group", metavar="GROUP")
+    p.add_argument("--topic", action="append", required=True, metavar="TOPIC", help="repeatable")
+    p.add_argument("--json", action="store_true", help="one JSON object per topic")
+    common(p)
+    p.set_defaults(handler=_delete_offsets)
+
+
+async def _describe(args: argparse.Namespace) -> int:
+    async with started(admin_for(args), args, "admin") as admin:
+        found = await admin.describe_share_groups(list(dict.fromkeys(args.groups)))
+    for d in found:
+        if args.json:
+            print(json.dumps(d.as_dict()))
+            continue
+        print(f"Group: {d.group_id}\tState: {d.state}\tEpoch: {d.group_epoch}\t"
+              f"Assignment-epoch: {d.assignment_epoch}\tAssignor: {d.assignor}\tMembers: {len(d.members)}")
+        print_table(("MEMBER-ID", "CLIENT-ID", "HOST", "RACK", "EPOCH", "PARTITIONS"),
+                    [(m.member_id, m.client_id, m.client_host, m.rack_id, m.member_epoch,
+                      ",".join(f"{tp.topic}-{tp.partition}" for tp in m.assignment)) for m in d.members])
+        print()
+    return 0
+
+
+async def _offsets(args: argparse.Namespace) -> int:
+    from .cmd_metadata import partitions_of
+
+    if args.partition and not args.topic:
+        raise CLIError("-p/--partition needs --topic", code=2)
+    async with started(admin_for(args), args, "admin") as admin:
+        tps = (await partitions_of(admin, list(dict.fromkeys(args.topic)), args.partition)
+               if args.topic else None)
+        found = await admin.list_share_group_offsets(args.group, tps)
+    rows = [{"group": args.group, "topic": tp.topic, "partition": tp.partition, "start_offset": om.offset,
+             "leader_epoch": om.leader_epoch if om.leader_epoch >= 0 else None} for tp, om in found.items()]
+    if args.json:
+        for r in rows:
+            print(json.dumps(r))
+    else:
+        print_table(("TOPIC", "PARTITION", "START-OFFSET", "LEADER-EPOCH"),
+                    [(r["topic"], r["partition"], r["start_offset"], r["leader_epoch"]) for r in rows])
+    return 0
+
+
+async def _reset(args: argparse.Namespace) -> int:
+    from .cmd_metadata import parse_time, partitions_of
+
+    when = parse_time(args.to_datetime) if args.to_datetime is not None else None
+    if args.to_offset is not None and args.to_offset < 0:
+        raise CLIError(f"--to-offset must be >= 0, got {args.to_offset}", code=2)
+    async with started(admin_for(args), args, "admin") as admin:
+        current = {tp: om.offset for tp, om in (await admin.list_share_group_offsets(args.group)).items()}
+        if args.all_topics:
+            tps = sorted(tp for tp in current if not args.partition or tp.partition in args.partition)
+            if not tps:
+                raise CLIError(f"share group {args.group!r} has no start offsets")
+        else:
+            tps = await partitions_of(admin, list(dict.fromkeys(args.topic)), args.partition)
+        new = await _targets(admin, args, tps, when)
+        if args.execute:
+            (d,) = await admin.describe_share_groups([args.group])
+            if d.members:
+                raise CLIError(f"share group {args.group!r} has {len(d.members)} member(s) (state "
+                               f"{d.state}); stop them before resetting its offsets")
+            await admin.alter_share_group_offsets(args.group, new)
+    if args.json:
+        for tp, off in new.items():
+            print(json.dumps({"group": args.group, "topic": tp.topic, "partition": tp.partition,
+                              "current": current.get(tp), "new": off, "executed": bool(args.execute)}))
+    else:
+        print_table(("TOPIC", "PARTITION", "CURRENT", "NEW"),
+                    [(tp.topic, tp.partition, current.get(tp), off) for tp, off in new.items()])
+    if not args.execute:
+        print(f"dry run: nothing set; add --execute to set these start offsets for {args.group}",
+              file=sys.stderr)
+    return 0
+
+
+async def _targets(admin: Any, args: argparse.Namespace, tps: list[TopicPartition],
+                   when: int | None) -> dict[TopicPartition, int]:
+    """The new start offset of each partition; offsets read from the log stay within it."""
+    if args.to_offset is not None:
+        return {tp: args.to_offset for tp in tps}
+    if args.to_latest:
+        return await end_offsets(admin, tps)
+    firsts = {tp: r.offset for tp, r in (await admin.list_offsets({tp: "earliest" for tp in tps})).items()}
+    if args.to_earliest:
+        return firsts
+    ends = await end_offsets(admin, tps)
+    at = {tp: r.offset for tp, r in (await admin.list_offsets({tp: when for tp in tps})).items()}
+    return {tp: min(max(at[tp] if at[tp] >= 0 else ends[tp], firsts[tp]), ends[tp]) for tp in tps}
+
+
+async def _delete_offsets(args: argparse.Namespace) -> int:
+    topics = list(dict.fromkeys(args.topic))
+    async with started(admin_for(args), args, "admin") as admin:
+        await admin.delete_share_group_offsets(args.group, topics)
+    for t in topics:
+        if args.json:
+            print(json.dumps({"group": args.group, "topic": t, "deleted": True}))
+        else:
+            print(f"deleted share group {args.group}'s state of topic {t}")
+    return 0
