@@ -60,6 +60,7 @@ class ShareFetch:
     records: list[Any] | None = None  # decoded and filtered, once poll() took from it
     arrow: Any = None  # or as one pyarrow.RecordBatch, once poll_arrow() took from it
     index: int = 0  # how much of records / arrow was handed out
+    started: bool = False  # poll() has started on it: the next answer may be fetched
 
 
 @dataclass
@@ -69,6 +70,10 @@ class _Session:
     partitions: set[TopicPartition] = field(default_factory=set)  # what the broker's session holds
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     task: asyncio.Task[None] | None = None
+
+
+#: Answers that only say the session is gone (the request epoch 0 opening the next cannot get them again).
+_SESSION_GONE = (Errors.ShareSessionNotFoundError, Errors.InvalidShareSessionEpochError)
 
 
 def _session_lost(exc: Errors.KafkaError) -> bool:
@@ -183,7 +188,16 @@ class ShareFetcher:
     def _untouched_from(self, node: int) -> bool:
         """An answer from ``node`` that poll() has not started on: enough read ahead (one answer is kept
         ahead of the application, so fetching overlaps its work; more would only hold locks longer)."""
-        return any(f.node == node and f.records is None and f.arrow is None for f in self.buffer)
+        return any(f.node == node and not f.started for f in self.buffer)
+
+    def start_head(self) -> bool:
+        """poll() is about to hand out the oldest answer: let its broker's next ShareFetch go now, while
+        the application works on this one. True when the caller should yield once for it to be sent."""
+        if not self.buffer or self.buffer[0].started:
+            return False
+        self.buffer[0].started = True
+        self.wake()
+        return True
 
     async def _run_session(self, s: _Session) -> None:
         """Fetch from one broker while it leads assigned partitions; then forget them there and stop."""
@@ -206,13 +220,18 @@ class ShareFetcher:
                 log.info("share group %r: share session on %s failed (%s); opening a new one",
                          self._group_id, cv.node_name(self._client, s.node), exc)
                 self._reset(s)
-                await asyncio.sleep(self._retry_backoff)
+                if not isinstance(exc, _SESSION_GONE):
+                    await asyncio.sleep(self._retry_backoff)
+                # else the broker answered and only the session is gone (a broker ends sessions when any
+                # connection to it closes, another member's too): open the new one at once, or the other
+                # members take what arrives meanwhile.
                 continue
             if not got:
-                # An empty answer before max_wait_ms (a broker that does not hold ShareFetch): back off.
-                left = self._max_wait_ms / 1000.0 - (time.monotonic() - started)
-                if left > 0:
-                    await self._sleep(min(left, self._retry_backoff))
+                # Ask again at once, as librdkafka and the Java client do: other members may fetch the same
+                # partitions, and whoever asks first acquires what arrives. The broker held this request
+                # (Kafka up to max_wait_ms, librdkafka's mock up to 100 ms); only one that answers sooner
+                # than retry_backoff_ms is asked again no sooner than that after the last request.
+                await self._sleep(self._retry_backoff - (time.monotonic() - started))
 
     async def _sleep(self, seconds: float) -> None:
         with contextlib.suppress(asyncio.TimeoutError):
