@@ -111,6 +111,7 @@ class ShareFetcher:
         self._kick = asyncio.Event()  # replaced on each wake(): every sleeping session sees the set one
         self._failure: BaseException | None = None
         self._closed = False
+        self._closing = asyncio.Event()  # set by close(): wakes commit()s waiting for answers
         self._supervisor: asyncio.Task[None] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------------
@@ -135,14 +136,26 @@ class ShareFetcher:
         self.data_ready.set()
 
     async def close(self) -> None:
-        """Acknowledge what is due and close every share session (the broker releases what is left)."""
+        """Acknowledge what is due and close every share session (the broker releases what is left).
+
+        A ShareFetch in flight is let finish (within its timeout) rather than cancelled: cancelled, it would
+        leave the session's epoch unknown, and the closing request, refused for its epoch, would lose the
+        acknowledgements it carries."""
         self._closed = True
-        tasks = [t for t in (self._supervisor, *(s.task for s in self._sessions.values())) if t is not None]
-        for t in tasks:
-            t.cancel()
-        for t in tasks:
+        self._closing.set()
+        self.wake()  # sleeping sessions see _closed and end
+        if self._supervisor is not None:
+            self._supervisor.cancel()
             with contextlib.suppress(BaseException):
-                await t
+                await self._supervisor
+        tasks = [s.task for s in self._sessions.values() if s.task is not None and not s.task.done()]
+        if tasks:
+            _, late = await asyncio.wait(tasks, timeout=self._request_timeout + self._max_wait_ms / 1000.0)
+            for t in late:
+                t.cancel()
+            for t in tasks:
+                with contextlib.suppress(BaseException):
+                    await t
         self.buffer.clear()
         await asyncio.gather(*(self._acknowledge(s, close=True) for s in list(self._sessions.values())
                                if s.epoch != OPEN_EPOCH), return_exceptions=True)
@@ -337,9 +350,25 @@ class ShareFetcher:
         return got
 
     async def acknowledge(self) -> None:
-        """Send every due acknowledgement now (ShareAcknowledge to each broker holding a session)."""
-        await asyncio.gather(*(self._acknowledge(s) for s in list(self._sessions.values())
-                               if s.epoch != OPEN_EPOCH and self._book.has_pending(s.partitions)))
+        """Send every due acknowledgement now (ShareAcknowledge to each broker holding a session) and wait
+        for the answers. close() wakes the wait with ConsumerStoppedError (the outcome is then unknown; the
+        answers still reach the acknowledgement callback); cancelling the wait does not stop the sending."""
+        if self._closed:
+            raise Errors.ConsumerStoppedError("the ShareConsumer is closed")
+        sending = asyncio.ensure_future(asyncio.gather(
+            *(self._acknowledge(s) for s in list(self._sessions.values())
+              if s.epoch != OPEN_EPOCH and self._book.has_pending(s.partitions))))
+        sending.add_done_callback(lambda f: f.cancelled() or f.exception())
+        closing = asyncio.ensure_future(self._closing.wait())
+        try:
+            await asyncio.wait((sending, closing), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            closing.cancel()
+        if not sending.done():
+            raise Errors.ConsumerStoppedError(
+                "the ShareConsumer was closed while commit() waited for the broker's answer; whether these "
+                "acknowledgements were taken is unknown (acknowledgement_commit_callback will be told)")
+        sending.result()
 
     async def _acknowledge(self, s: _Session, close: bool = False) -> None:
         async with s.lock:

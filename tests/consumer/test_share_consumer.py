@@ -278,6 +278,40 @@ async def test_a_lost_session_is_reopened_at_once(mc: MockCluster, _producer: CK
     assert len(sent) >= 2 and sent[1] - sent[0] < 0.5, [b - a for a, b in itertools.pairwise(sent)]
 
 
+async def test_close_wakes_a_commit_waiting_for_the_broker(mc: MockCluster, _producer: CKProducer,
+                                                           new_topic: Callable[..., str]) -> None:
+    """commit() waiting for ShareAcknowledge answers raises ConsumerStoppedError as soon as close() runs (as
+    Consumer.commit() does), not when the broker answers; the broker's answer still reaches the callback."""
+    _groups(mc)
+    topic = _topic(mc, new_topic, 1)
+    await aproduce_(_producer, topic, 1, 1)
+    told: list[Errors.KafkaError | None] = []
+    c = ShareConsumer(topic, group_id=new_topic("sg"), bootstrap_servers=mc.bootstrap,
+                      acknowledgement_mode="explicit",
+                      acknowledgement_commit_callback=lambda tp, acks, err: told.append(err))
+    await c.start()
+    leader = -1
+    try:
+        [r] = await _poll_until(c, 1, 15)
+        c.acknowledge(r)
+        leader = c._fetcher._leaders().popitem()[0]
+        mc.set_rtt(leader, 1500)  # the broker answers 1.5 s late
+        commit = asyncio.ensure_future(c.commit())
+        await asyncio.sleep(0.3)
+        assert not commit.done()
+        closing = asyncio.ensure_future(c.close())
+        started = time.monotonic()
+        with pytest.raises(Errors.ConsumerStoppedError, match="closed while commit"):
+            await commit
+        assert time.monotonic() - started < 1.0
+        await closing
+        assert told == [None]  # the broker took it: the answer reached the callback
+    finally:
+        if leader >= 0:
+            mc.set_rtt(leader, 0)
+        await c.close()
+
+
 async def test_release_comes_back_reject_never(mc: MockCluster, _producer: CKProducer,
         new_topic: Callable[..., str]) -> None:
     _groups(mc)
