@@ -207,6 +207,69 @@ async def test_mixed_share_group_shares_the_records_while_both_poll_freely(
     assert accepted and theirs.accepted, (ours_per_burst, len(theirs.accepted))
 
 
+async def test_share_sessions_live_through_other_members_joining_and_leaving(
+        mc: MockCluster, _producer: CKProducer, new_topic: Callable[..., str]) -> None:
+    """Ours reads a stream while librdkafka's member joins and later leaves. Each of its connects and
+    closes ends every share session on that broker (the mock's rule, see the module docstring), ours
+    among them: ours opens them again and reads on, the records the broker released come again, and every
+    record is accepted exactly once across the two."""
+    mc.set_share_groups(heartbeat_interval_ms=500, record_lock_ms=30000, auto_offset_reset="earliest")
+    topic = _topic(mc, new_topic, 3)
+    group = new_topic("sg")
+    chunks, per_chunk = 24, 150
+    accepted: list[tuple[int, int]] = []
+    lost_sessions = 0
+
+    def on_ack(tp: TP, acks: dict[int, int], error: Errors.KafkaError | None) -> None:
+        nonlocal lost_sessions
+        if error is None:
+            accepted.extend((tp.partition, o) for o in acks)
+        elif isinstance(error, (Errors.ShareSessionNotFoundError, Errors.InvalidShareSessionEpochError)):
+            lost_sessions += 1
+
+    theirs = ConfluentShareMember(mc.bootstrap, group, topic)
+    theirs.go.set()
+    joins, leaves = 6, 16  # after these chunks
+    async with ShareConsumer(topic, group_id=group, bootstrap_servers=mc.bootstrap,
+                             acknowledgement_mode="explicit", acknowledgement_commit_callback=on_ack) as c:
+
+        async def read(seconds: float) -> None:
+            until = time.monotonic() + seconds
+            while time.monotonic() < until:
+                for recs in (await c.poll(timeout_ms=100)).values():
+                    for r in recs:
+                        c.acknowledge(r)
+
+        try:
+            for i in range(chunks):
+                producing = asyncio.ensure_future(aproduce_(_producer, topic, per_chunk, 3,
+                                                            start=i * per_chunk))
+                await read(0.15)
+                await producing
+                if i == joins:
+                    theirs.start()
+                elif i == leaves:
+                    theirs.stop.set()
+                    await asyncio.to_thread(theirs.join, 15)
+                    assert not theirs.is_alive()
+            total = chunks * per_chunk
+            deadline = time.monotonic() + 20
+            while len(accepted) + len(theirs.accepted) < total and time.monotonic() < deadline:
+                await read(0.2)
+                await c.commit()
+        finally:
+            theirs.stop.set()
+            theirs.join(15)
+    assert theirs.error is None, theirs.error
+    everything = accepted + theirs.accepted
+    expected = {(i % 3, i // 3) for i in range(chunks * per_chunk)}
+    assert sorted(everything) == sorted(expected), (len(everything), len(set(everything)))  # once each
+    after_leave = {(i % 3, i // 3) for i in range((leaves + 1) * per_chunk, chunks * per_chunk)}
+    assert after_leave <= set(accepted)  # ours read on after the other left
+    print(f"accepted: ours {len(accepted)}, librdkafka's {len(theirs.accepted)}; "
+          f"acknowledgements lost with a session: {lost_sessions}")
+
+
 def _share_fetches(mc: MockCluster, broker: int) -> list[float]:
     """When (s) the mock received each ShareFetch on ``broker`` since tracking started."""
     return [r.timestamp_us / 1e6 for r in mc.requests() if r.api_key == SHARE_FETCH and r.broker_id == broker]
