@@ -136,11 +136,14 @@ class ShareFetcher:
         self.data_ready.set()
 
     async def close(self) -> None:
-        """Acknowledge what is due and close every share session (the broker releases what is left).
+        """Acknowledge what is due and close every share session (the broker releases what is left), all
+        within request_timeout_ms.
 
-        A ShareFetch in flight is let finish (within its timeout) rather than cancelled: cancelled, it would
-        leave the session's epoch unknown, and the closing request, refused for its epoch, would lose the
-        acknowledgements it carries."""
+        A ShareFetch in flight is let finish rather than cancelled: cancelled, it would leave the session's
+        epoch unknown, and the closing request, refused for its epoch, would lose the acknowledgements it
+        carries. A session whose request does not finish in time is not closed (its broker answers nothing
+        anyway; the broker ends the session itself)."""
+        deadline = time.monotonic() + self._request_timeout
         self._closed = True
         self._closing.set()
         self.wake()  # sleeping sessions see _closed and end
@@ -148,17 +151,22 @@ class ShareFetcher:
             self._supervisor.cancel()
             with contextlib.suppress(BaseException):
                 await self._supervisor
-        tasks = [s.task for s in self._sessions.values() if s.task is not None and not s.task.done()]
-        if tasks:
-            _, late = await asyncio.wait(tasks, timeout=self._request_timeout + self._max_wait_ms / 1000.0)
+        busy = {s.task: s for s in self._sessions.values() if s.task is not None and not s.task.done()}
+        late: set[asyncio.Task[None]] = set()
+        if busy:
+            _, late = await asyncio.wait(busy, timeout=max(0.0, deadline - time.monotonic()))
             for t in late:
                 t.cancel()
-            for t in tasks:
+            for t in busy:
                 with contextlib.suppress(BaseException):
                     await t
         self.buffer.clear()
-        await asyncio.gather(*(self._acknowledge(s, close=True) for s in list(self._sessions.values())
-                               if s.epoch != OPEN_EPOCH), return_exceptions=True)
+        closing = [self._acknowledge(s, close=True) for s in list(self._sessions.values())
+                   if s.epoch != OPEN_EPOCH and s.task not in late]
+        if closing:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await run_with_timeout(asyncio.gather(*closing, return_exceptions=True),
+                                       max(0.001, deadline - time.monotonic()))
         self._sessions.clear()
 
     # -- routing -----------------------------------------------------------------------------------------
