@@ -231,6 +231,12 @@ class ShareConsumer(Generic[KT, VT]):
             raise Errors.IllegalArgumentError(f"max_records must be >= 1, got {limit}")
         deadline = time.monotonic() + max(timeout_ms, 0) / 1000.0
         while True:
+            if self._fetcher.start_head():
+                # Before taking (a cancellation here loses nothing): the fetcher sends the next ShareFetch
+                # now rather than once the application awaits again, as librdkafka's broker thread does;
+                # a member that asks later gets what the others left.
+                await asyncio.sleep(0)
+                self._check()
             out = self._take(limit, arrow)
             if out:
                 self._fetcher.wake()
@@ -255,7 +261,7 @@ class ShareConsumer(Generic[KT, VT]):
                     if f.records is not None:  # switched from poll(): only what it left
                         f.fresh = {r.offset: f.fresh[r.offset] for r in f.records[f.index:]}
                         f.records = None
-                    f.arrow, f.index = self._decode_arrow(f), 0
+                    f.arrow, f.index, f.started = self._decode_arrow(f), 0, True
                     self._fetcher.wake()
                 taken = f.arrow.slice(f.index, limit)
                 f.index += taken.num_rows
@@ -273,7 +279,7 @@ class ShareConsumer(Generic[KT, VT]):
                 f.arrow = None
             if f.records is None:
                 f.records = self._decode(f)
-                f.index = 0
+                f.index, f.started = 0, True
                 self._fetcher.wake()  # started on this answer: the next may be fetched
             chunk = f.records[f.index:f.index + limit]
             f.index += len(chunk)

@@ -60,6 +60,7 @@ class ShareFetch:
     records: list[Any] | None = None  # decoded and filtered, once poll() took from it
     arrow: Any = None  # or as one pyarrow.RecordBatch, once poll_arrow() took from it
     index: int = 0  # how much of records / arrow was handed out
+    started: bool = False  # poll() has started on it: the next answer may be fetched
 
 
 @dataclass
@@ -69,6 +70,10 @@ class _Session:
     partitions: set[TopicPartition] = field(default_factory=set)  # what the broker's session holds
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     task: asyncio.Task[None] | None = None
+
+
+#: Answers that only say the session is gone (the request epoch 0 opening the next cannot get them again).
+_SESSION_GONE = (Errors.ShareSessionNotFoundError, Errors.InvalidShareSessionEpochError)
 
 
 def _session_lost(exc: Errors.KafkaError) -> bool:
@@ -106,6 +111,7 @@ class ShareFetcher:
         self._kick = asyncio.Event()  # replaced on each wake(): every sleeping session sees the set one
         self._failure: BaseException | None = None
         self._closed = False
+        self._closing = asyncio.Event()  # set by close(): wakes commit()s waiting for answers
         self._supervisor: asyncio.Task[None] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------------
@@ -130,17 +136,37 @@ class ShareFetcher:
         self.data_ready.set()
 
     async def close(self) -> None:
-        """Acknowledge what is due and close every share session (the broker releases what is left)."""
+        """Acknowledge what is due and close every share session (the broker releases what is left), all
+        within request_timeout_ms.
+
+        A ShareFetch in flight is let finish rather than cancelled: cancelled, it would leave the session's
+        epoch unknown, and the closing request, refused for its epoch, would lose the acknowledgements it
+        carries. A session whose request does not finish in time is not closed (its broker answers nothing
+        anyway; the broker ends the session itself)."""
+        deadline = time.monotonic() + self._request_timeout
         self._closed = True
-        tasks = [t for t in (self._supervisor, *(s.task for s in self._sessions.values())) if t is not None]
-        for t in tasks:
-            t.cancel()
-        for t in tasks:
+        self._closing.set()
+        self.wake()  # sleeping sessions see _closed and end
+        if self._supervisor is not None:
+            self._supervisor.cancel()
             with contextlib.suppress(BaseException):
-                await t
+                await self._supervisor
+        busy = {s.task: s for s in self._sessions.values() if s.task is not None and not s.task.done()}
+        late: set[asyncio.Task[None]] = set()
+        if busy:
+            _, late = await asyncio.wait(busy, timeout=max(0.0, deadline - time.monotonic()))
+            for t in late:
+                t.cancel()
+            for t in busy:
+                with contextlib.suppress(BaseException):
+                    await t
         self.buffer.clear()
-        await asyncio.gather(*(self._acknowledge(s, close=True) for s in list(self._sessions.values())
-                               if s.epoch != OPEN_EPOCH), return_exceptions=True)
+        closing = [self._acknowledge(s, close=True) for s in list(self._sessions.values())
+                   if s.epoch != OPEN_EPOCH and s.task not in late]
+        if closing:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await run_with_timeout(asyncio.gather(*closing, return_exceptions=True),
+                                       max(0.001, deadline - time.monotonic()))
         self._sessions.clear()
 
     # -- routing -----------------------------------------------------------------------------------------
@@ -183,7 +209,16 @@ class ShareFetcher:
     def _untouched_from(self, node: int) -> bool:
         """An answer from ``node`` that poll() has not started on: enough read ahead (one answer is kept
         ahead of the application, so fetching overlaps its work; more would only hold locks longer)."""
-        return any(f.node == node and f.records is None and f.arrow is None for f in self.buffer)
+        return any(f.node == node and not f.started for f in self.buffer)
+
+    def start_head(self) -> bool:
+        """poll() is about to hand out the oldest answer: let its broker's next ShareFetch go now, while
+        the application works on this one. True when the caller should yield once for it to be sent."""
+        if not self.buffer or self.buffer[0].started:
+            return False
+        self.buffer[0].started = True
+        self.wake()
+        return True
 
     async def _run_session(self, s: _Session) -> None:
         """Fetch from one broker while it leads assigned partitions; then forget them there and stop."""
@@ -206,13 +241,18 @@ class ShareFetcher:
                 log.info("share group %r: share session on %s failed (%s); opening a new one",
                          self._group_id, cv.node_name(self._client, s.node), exc)
                 self._reset(s)
-                await asyncio.sleep(self._retry_backoff)
+                if not isinstance(exc, _SESSION_GONE):
+                    await asyncio.sleep(self._retry_backoff)
+                # else the broker answered and only the session is gone (a broker ends sessions when any
+                # connection to it closes, another member's too): open the new one at once, or the other
+                # members take what arrives meanwhile.
                 continue
             if not got:
-                # An empty answer before max_wait_ms (a broker that does not hold ShareFetch): back off.
-                left = self._max_wait_ms / 1000.0 - (time.monotonic() - started)
-                if left > 0:
-                    await self._sleep(min(left, self._retry_backoff))
+                # Ask again at once, as librdkafka and the Java client do: other members may fetch the same
+                # partitions, and whoever asks first acquires what arrives. The broker held this request
+                # (Kafka up to max_wait_ms, librdkafka's mock up to 100 ms); only one that answers sooner
+                # than retry_backoff_ms is asked again no sooner than that after the last request.
+                await self._sleep(self._retry_backoff - (time.monotonic() - started))
 
     async def _sleep(self, seconds: float) -> None:
         with contextlib.suppress(asyncio.TimeoutError):
@@ -318,9 +358,25 @@ class ShareFetcher:
         return got
 
     async def acknowledge(self) -> None:
-        """Send every due acknowledgement now (ShareAcknowledge to each broker holding a session)."""
-        await asyncio.gather(*(self._acknowledge(s) for s in list(self._sessions.values())
-                               if s.epoch != OPEN_EPOCH and self._book.has_pending(s.partitions)))
+        """Send every due acknowledgement now (ShareAcknowledge to each broker holding a session) and wait
+        for the answers. close() wakes the wait with ConsumerStoppedError (the outcome is then unknown; the
+        answers still reach the acknowledgement callback); cancelling the wait does not stop the sending."""
+        if self._closed:
+            raise Errors.ConsumerStoppedError("the ShareConsumer is closed")
+        sending = asyncio.ensure_future(asyncio.gather(
+            *(self._acknowledge(s) for s in list(self._sessions.values())
+              if s.epoch != OPEN_EPOCH and self._book.has_pending(s.partitions))))
+        sending.add_done_callback(lambda f: f.cancelled() or f.exception())
+        closing = asyncio.ensure_future(self._closing.wait())
+        try:
+            await asyncio.wait((sending, closing), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            closing.cancel()
+        if not sending.done():
+            raise Errors.ConsumerStoppedError(
+                "the ShareConsumer was closed while commit() waited for the broker's answer; whether these "
+                "acknowledgements were taken is unknown (acknowledgement_commit_callback will be told)")
+        sending.result()
 
     async def _acknowledge(self, s: _Session, close: bool = False) -> None:
         async with s.lock:
