@@ -22,7 +22,9 @@ Growth: an idempotent producer keeps one batch of a partition in flight (idempot
 open batch that cannot go yet (another batch of its partition is ahead of it) takes another
 ``batch_size`` of records instead of closing (:meth:`try_grow`), up to ``max_batch_bytes``, so a backlog
 to one partition goes as a few large batches, one per round trip, rather than many small ones -- what
-five batches in flight would give on a far link.
+five batches in flight would give on a far link. Keyless records (uniform sticky) grow a batch by one
+``batch_size`` per visit of their partition and then move on, leaving it open to grow on the next visit
+(``AppendCore._sticky_next``).
 """
 
 from __future__ import annotations
