@@ -103,30 +103,24 @@ class AppendCore:
                             ) -> tuple[ProducerBatch, int, bool]:
         """Place one record: ``(batch, offset delta, whether it opened a new batch)``. ``info`` is the
         topic's ``TopicInfo``; ``nbytes`` its key and value bytes (the memory a new batch needs)."""
-        chooser = self.chooser
         if partition is None:
-            if key is None or chooser.key_hash is None:
-                if chooser.sticky_null:
-                    return await self._append_keyless(info, timestamp_ms, key, value, headers, nbytes,
-                                                      max_block)
-                partition = chooser.other(key, info)
-            else:
-                partition = int(chooser.key_hash(key, info.num_partitions))
+            partition, sticky = self.chooser.choose(key, info)
+            if sticky:
+                return await self._append_keyless(info, timestamp_ms, key, value, headers, nbytes,
+                                                  max_block)
         return await self.append_to(info.tps[partition], timestamp_ms, key, value, headers, nbytes,
                                     max_block)
 
     async def _append_keyless(self, info: Any, timestamp_ms: int, key: bytes | None, value: bytes | None,
                               headers: Any, nbytes: int, max_block: float) -> tuple[ProducerBatch, int, bool]:
-        """A keyless record under uniform sticky (KIP-794): into the sticky partition's open batch if it
-        takes it, else where :meth:`_sticky_next` says."""
-        chooser = self.chooser
-        p = info.sticky_partition
-        tp = info.tps[p if p >= 0 else chooser.switch(info)]
+        """A keyless record under uniform sticky (KIP-794; the sticky partition is chosen): into its open
+        batch if it takes it, else where :meth:`_sticky_next` says."""
+        tp = info.tps[info.sticky_partition]
         batch = self.open_batch(tp)
         if batch is not None:
             if self.txn is not None:
                 self.txn.check_send(tp)
-            chooser.track(info, batch)
+            self.chooser.track(info, batch)
             got = self._try_put(batch, timestamp_ms, key, value, headers)
             if got is not None:
                 return got[0], got[1], False
@@ -260,10 +254,11 @@ class AppendCore:
         chooser = self.chooser
         pos = 0
         while pos < len(values):
-            p = info.sticky_partition
-            tp = info.tps[p if p >= 0 else chooser.switch(info)]
+            tp = info.tps[chooser.choose(None, info)[0]]
             batch = self.open_batch(tp)
             if batch is not None:
+                if self.txn is not None:
+                    self.txn.check_send(tp)
                 chooser.track(info, batch)
                 pos += self._append_open(out, batch, values, keys, ts, headers, pos, None, grow=False)
                 if pos == len(values):

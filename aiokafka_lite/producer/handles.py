@@ -1,15 +1,14 @@
 """Per-record handles and per-batch results: the compiled module when built, else ``_handles_py``.
 
-``AIOKAFKA_LITE_PURE=1`` (or ``AIOKAFKA_LITE_NO_EXT=1``) forces the pure-Python twins everywhere.
+``AIOKAFKA_LITE_PURE=1`` (or ``AIOKAFKA_LITE_NO_EXT=1``) forces the pure-Python twins everywhere (the
+package's one switch, ``aiokafka_lite._native.PURE``).
 """
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
-PURE = (os.environ.get("AIOKAFKA_LITE_PURE", "") in ("1", "true", "yes")
-        or bool(os.environ.get("AIOKAFKA_LITE_NO_EXT")))
+from .._native import PURE
 
 if TYPE_CHECKING:
     from ._handles_py import BatchResult, RecordFuture, failed_future, make_future

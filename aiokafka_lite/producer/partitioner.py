@@ -40,9 +40,9 @@ from typing import TYPE_CHECKING, Any
 
 import mmh3
 
+from .._native import PURE
 from ..errors import ConfigError, IllegalArgumentError
 from ..records import RECORD_OVERHEAD_MAX
-from .handles import PURE
 
 if TYPE_CHECKING or PURE:
     from ._hash_py import fnv1a, fnv1a_partition, murmur2, murmur2_partition
