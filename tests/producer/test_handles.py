@@ -11,27 +11,32 @@ from types import ModuleType
 
 import pytest
 
+from aiokafka_lite._native import is_compiled, pure_module
 from aiokafka_lite.errors import NotLeaderOrFollowerError
-from aiokafka_lite.producer import _handles_py, handles
+from aiokafka_lite.producer import _handles, handles
 from aiokafka_lite.structs import RecordMetadata
 
-IMPLS = [pytest.param(_handles_py, id="python")]
+# One source (_handles.py), run as Python and compiled (with _handles.pxd): both must behave the same.
+_pure = pure_module("aiokafka_lite.producer._handles")
+IMPLS = [pytest.param(_pure, id="python")]
 if not handles.PURE:
-    from aiokafka_lite.producer import _handles
-
     IMPLS.append(pytest.param(_handles, id="compiled"))
 
 
 def test_compiled_handles_in_use() -> None:
     if handles.PURE:
         pytest.skip("pure-Python run requested (AIOKAFKA_LITE_PURE)")
-    assert handles.RecordFuture.__module__.endswith("_handles")
+    assert is_compiled(_handles) and handles.RecordFuture is _handles.RecordFuture
+    assert not is_compiled(_pure) and _pure.RecordFuture is not _handles.RecordFuture
 
 
 _WHICH = """
+import sys
 from aiokafka_lite import records
+from aiokafka_lite._native import is_compiled
 from aiokafka_lite.producer import core, handles, partitioner
-print(records.IMPLEMENTATION == "cython", core.COMPILED, handles.RecordFuture.__module__.endswith("_handles"),
+print(records.IMPLEMENTATION == "cython", core.COMPILED,
+      is_compiled(sys.modules[handles.RecordFuture.__module__]),
       partitioner.murmur2.__module__.endswith("_hash"))
 """
 
