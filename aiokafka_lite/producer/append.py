@@ -80,6 +80,9 @@ class AppendCore:
         self.stores = StorePool()
         #: Every batch not yet completed (queued or in flight): flush() and close wait on these.
         self.incomplete: set[ProducerBatch] = set()
+        #: Open batches that refused a keyless record and stay open only to grow on the sticky
+        #: partition's next visit (_sticky_next): full for now, they go as soon as nothing is ahead.
+        self.left_full: set[ProducerBatch] = set()
         self.closed = False
         # The Sender side's (RecordAccumulator): partitions with a batch out (in-flight 1), flush() calls
         # waiting, where each node's drain starts.
@@ -137,8 +140,11 @@ class AppendCore:
         chooser = self.chooser
         if not chooser.switch_due(info, nbytes):
             return info.tps[info.sticky_partition]
-        if refused is not None and not self.may_grow(refused):
-            self._full(refused)
+        if refused is not None:
+            if self.may_grow(refused):
+                self.left_full.add(refused)
+            else:
+                self._full(refused)
         return info.tps[chooser.switch(info)]
 
     async def append_to(self, tp: TopicPartition, timestamp_ms: int, key: bytes | None, value: bytes | None,
@@ -446,7 +452,10 @@ class AppendCore:
 
     def try_grow(self, batch: ProducerBatch) -> bool:
         """Let ``batch`` take ``batch_size`` more bytes if it :meth:`may_grow` and memory allows."""
-        return self.may_grow(batch) and self._reserve_more(batch, self.batch_size)
+        if self.may_grow(batch) and self._reserve_more(batch, self.batch_size):
+            self.left_full.discard(batch)
+            return True
+        return False
 
     def close_batch(self, batch: ProducerBatch) -> bytes:
         """Build ``batch`` for sending and give back what it reserved beyond its bytes: from here on it
@@ -465,6 +474,7 @@ class AppendCore:
         """The batch is finished (acknowledged or failed): give its memory back."""
         if self.sending.get(batch.tp) is batch:
             del self.sending[batch.tp]
+        self.left_full.discard(batch)
         if batch in self.incomplete:
             self.incomplete.discard(batch)
             self.pool.release(batch.reserved)
