@@ -1,4 +1,8 @@
-# Declarations of the compiled handles, so that the compiled send path calls them at C speed.
+# Augments _handles.py when Cython compiles it: its classes become extension types with these C fields,
+# and the compiled send path (_send.pyx) cimports them to call make_future at C speed.
+
+cimport cython
+
 
 cdef class BatchResult:
     cdef public str topic
@@ -12,13 +16,22 @@ cdef class BatchResult:
     cdef list _callbacks
     cdef public list parts
     cdef _finish(self)
+    @cython.locals(b=BatchResult, part=BatchResult, first=cython.longlong)
     cpdef tuple locate(self, long long index)
 
 
+cdef class _DoneIter:
+    cdef public object value
+
+
+@cython.freelist(1024)
 cdef class RecordFuture:
     cdef public BatchResult batch
     cdef public long long index
     cdef public long long timestamp
+    @cython.locals(b=BatchResult, index=cython.longlong, lat=cython.longlong)
+    cpdef result(self)
 
 
+@cython.locals(f=RecordFuture)
 cpdef RecordFuture make_future(BatchResult batch, long long index, long long timestamp)

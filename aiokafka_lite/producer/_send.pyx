@@ -42,6 +42,8 @@ cdef class TopicInfo:
     cdef public list tps
     cdef public Py_ssize_t sticky_partition
     cdef public long long sticky_produced
+    cdef public object sticky_batch
+    cdef public long long sticky_mark
     cdef public list deques
 
     def __init__(self, str topic, partitions, available):
@@ -52,6 +54,8 @@ cdef class TopicInfo:
         self.tps = [TopicPartition(topic, p) for p in range(self.num_partitions)]
         self.sticky_partition = -1
         self.sticky_produced = 0
+        self.sticky_batch = None
+        self.sticky_mark = 0
         self.deques = [None] * self.num_partitions
 
 
@@ -147,13 +151,11 @@ cdef class SendCore:
         if not dq:
             return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
         batch = dq[-1]
-        if not batch.is_open:
+        if not batch.is_open or (sticky and batch is not info.sticky_batch):
             return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
         delta = batch.builder.append(ts, key, value, None)
         if delta is None:
             return await self._send_slow(topic, value, key, partition, ts, headers)
-        if sticky:
-            info.sticky_produced += n + 8
         fut = make_future(<BatchResult>batch.result, <long long>delta, ts)
         self._unyielded += n
         if self._unyielded >= _YIELD_BYTES:

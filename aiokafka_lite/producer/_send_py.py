@@ -39,8 +39,8 @@ _time_ns = time.time_ns
 class TopicInfo:
     """What send() needs about a topic, rebuilt after every metadata update, plus its sticky state."""
 
-    __slots__ = ("available", "deques", "num_partitions", "partitions", "sticky_partition", "sticky_produced",
-                 "topic", "tps")
+    __slots__ = ("available", "deques", "num_partitions", "partitions", "sticky_batch", "sticky_mark",
+                 "sticky_partition", "sticky_produced", "topic", "tps")
 
     def __init__(self, topic: str, partitions: Iterable[int], available: Iterable[int]) -> None:
         self.topic = topic
@@ -49,9 +49,12 @@ class TopicInfo:
         self.available = sorted(available)
         #: Pre-built keys so that send() never constructs a TopicPartition.
         self.tps = [TopicPartition(topic, p) for p in range(self.num_partitions)]
-        #: The uniform-sticky partition for keyless records (-1: choose one) and bytes sent to it.
+        #: The uniform-sticky partition for keyless records (-1: choose one), the batch they fill there
+        #: (the fast path appends to no other) and the byte count (PartitionChooser.track keeps it).
         self.sticky_partition = -1
         self.sticky_produced = 0
+        self.sticky_batch: Any = None
+        self.sticky_mark = 0
         #: The accumulator's deque per partition, remembered on first use (it never replaces one).
         self.deques: list[Any] = [None] * self.num_partitions
 
@@ -104,13 +107,11 @@ class SendCore:
         p, sticky = self._fast_partition(info, key, partition)
         ts = _fast_timestamp(timestamp_ms)
         batch = self._open_batch(info, p) if p >= 0 and ts >= 0 else None
-        if batch is None:
+        if batch is None or (sticky and batch is not info.sticky_batch):
             return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
         delta = batch.builder.append(ts, key, value, None)
         if delta is None:
             return await self._send_slow(topic, value, key, partition, ts, headers)
-        if sticky:
-            info.sticky_produced += n + 8
         fut = make_future(batch.result, delta, ts)
         self._unyielded += n
         if self._unyielded >= YIELD_BYTES:

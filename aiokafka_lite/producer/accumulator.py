@@ -22,7 +22,9 @@ Growth: an idempotent producer keeps one batch of a partition in flight (idempot
 open batch that cannot go yet (another batch of its partition is ahead of it) takes another
 ``batch_size`` of records instead of closing (:meth:`try_grow`), up to ``max_batch_bytes``, so a backlog
 to one partition goes as a few large batches, one per round trip, rather than many small ones -- what
-five batches in flight would give on a far link.
+five batches in flight would give on a far link. Keyless records (uniform sticky) grow a batch by one
+``batch_size`` per visit of their partition and then move on, leaving it open to grow on the next visit
+(``AppendCore._sticky_next``).
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ class RecordAccumulator(AppendCore):
             if batch.attempts and now < batch.retry_at:
                 next_delay = min(next_delay, batch.retry_at - now)
                 continue
-            if urgent or len(dq) > 1 or not batch.is_open or batch.attempts:
+            if urgent or len(dq) > 1 or not batch.is_open or batch.attempts or batch in self.left_full:
                 ready_nodes.add(leader)
                 continue
             wait = batch.created + linger - now
@@ -111,7 +113,8 @@ class RecordAccumulator(AppendCore):
                 batch = dq[0]
                 if batch.in_flight or (batch.attempts and now < batch.retry_at):
                     continue
-                if batch.is_open and not urgent and len(dq) == 1 and self._waits_for_ahead(tp):
+                if (batch.is_open and not urgent and len(dq) == 1 and self._waits_for_ahead(tp)
+                        and batch not in self.left_full):
                     continue
                 if can_drain is not None and not can_drain(tp, batch, node):
                     continue
@@ -120,6 +123,7 @@ class RecordAccumulator(AppendCore):
                     break
                 dq.popleft()
                 batch.is_open = False
+                self.left_full.discard(batch)
                 self.sending[tp] = batch
                 size += bsize
                 taken.append(batch)

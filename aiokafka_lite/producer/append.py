@@ -5,9 +5,12 @@ Everything between a serialized record and its place in a batch happens here, as
 sticky switching, custom partitioners, through :class:`PartitionChooser`), registering the partition
 in an open transaction, the memory reservation (waiting up to ``max_block`` s), batch creation and
 growth. ``send()``'s compiled fast path (``core.SendCore``) only appends to an open batch with room
-and hands every other record to :meth:`AppendCore.append_record`; ``send_many()`` calls
-:meth:`AppendCore.append_records`. The producer keeps what comes before (interceptors, serializers,
-metadata, size checks); :class:`~.accumulator.RecordAccumulator` adds the Sender's side.
+(for a keyless record, the sticky batch being counted) and hands every other record to
+:meth:`AppendCore.append_record`; ``send_many()`` calls :meth:`AppendCore.append_records`. Both place
+a record on its partition through :meth:`AppendCore.append_to` (one record) or ``_append_once`` (a
+batch's worth), and choose keyless records' partition through one rule, :meth:`AppendCore._sticky_next`,
+with one byte count (``PartitionChooser.track``). The producer keeps what comes before (interceptors,
+serializers, metadata, size checks); :class:`~.accumulator.RecordAccumulator` adds the Sender's side.
 """
 
 from __future__ import annotations
@@ -77,6 +80,9 @@ class AppendCore:
         self.stores = StorePool()
         #: Every batch not yet completed (queued or in flight): flush() and close wait on these.
         self.incomplete: set[ProducerBatch] = set()
+        #: Open batches that refused a keyless record and stay open only to grow on the sticky
+        #: partition's next visit (_sticky_next): full for now, they go as soon as nothing is ahead.
+        self.left_full: set[ProducerBatch] = set()
         self.closed = False
         # The Sender side's (RecordAccumulator): partitions with a batch out (in-flight 1), flush() calls
         # waiting, where each node's drain starts.
@@ -100,65 +106,95 @@ class AppendCore:
                             ) -> tuple[ProducerBatch, int, bool]:
         """Place one record: ``(batch, offset delta, whether it opened a new batch)``. ``info`` is the
         topic's ``TopicInfo``; ``nbytes`` its key and value bytes (the memory a new batch needs)."""
-        sticky = False
         if partition is None:
             partition, sticky = self.chooser.choose(key, info)
-        tp = info.tps[partition]
-        if self.txn is not None:
-            self.txn.check_send(tp)
-        # Keyless sticky records grow a batch only where there is no other partition to switch to: the
-        # switch below needs a full batch.
-        got = self.append(tp, timestamp_ms, key, value, headers, grow=not sticky or len(info.available) <= 1)
-        if got is None and sticky and self.chooser.switch_due(info):
-            # KIP-794: a batch's worth went to this partition and it needs a new batch: move on, so the
-            # record starts a batch elsewhere instead of leaving a one-record batch behind.
-            tp = info.tps[self.chooser.switch(info)]
+            if sticky:
+                return await self._append_keyless(info, timestamp_ms, key, value, headers, nbytes,
+                                                  max_block)
+        return await self.append_to(info.tps[partition], timestamp_ms, key, value, headers, nbytes,
+                                    max_block)
+
+    async def _append_keyless(self, info: Any, timestamp_ms: int, key: bytes | None, value: bytes | None,
+                              headers: Any, nbytes: int, max_block: float) -> tuple[ProducerBatch, int, bool]:
+        """A keyless record under uniform sticky (KIP-794; the sticky partition is chosen): into its open
+        batch if it takes it, else where :meth:`_sticky_next` says."""
+        tp = info.tps[info.sticky_partition]
+        batch = self.open_batch(tp)
+        if batch is not None:
             if self.txn is not None:
                 self.txn.check_send(tp)
-            got = self.append(tp, timestamp_ms, key, value, headers, grow=False)
-        opened = got is None
-        if got is None:
-            self.guard()
-            need = self._first_reserve(nbytes)
-            if not self.closed and self.pool.try_reserve(need):
-                # The common case, without a coroutine: memory is there now.
-                got = self._first_put(self.new_batch(tp, need), timestamp_ms, key, value, headers)
-            if got is None:
-                got = await self.append_new(tp, timestamp_ms, key, value, headers, nbytes, max_block)
-        if sticky:
-            info.sticky_produced += nbytes + 8
-        return got[0], got[1], opened
+            self.chooser.track(info, batch)
+            got = self._try_put(batch, timestamp_ms, key, value, headers)
+            if got is not None:
+                return got[0], got[1], False
+        tp = self._sticky_next(info, batch, nbytes)
+        return await self.append_to(tp, timestamp_ms, key, value, headers, nbytes, max_block, sticky=info)
 
-    def append(self, tp: TopicPartition, timestamp_ms: int, key: bytes | None, value: bytes | None,
-               headers: Any, grow: bool = True) -> tuple[ProducerBatch, int] | None:
-        """Append one record to ``tp``'s open batch (growing it when allowed, see :meth:`try_grow`);
-        ``(batch, offset delta)``, or None when there is no open batch or it is full (then it closes)."""
+    def _sticky_next(self, info: Any, refused: ProducerBatch | None, nbytes: int) -> TopicPartition:
+        """The sticky partition's batch did not take a keyless record of ``nbytes`` (``refused``, or it
+        has no open batch): where the record goes now. Once a batch's worth went to the partition, the
+        next one (KIP-794); the refused batch stays open if it still may grow (a batch of its partition
+        is out ahead of it), so the next visit adds to it: each partition then sends one batch per round
+        trip that holds everything sent to it meanwhile, as keyed records do. Otherwise the same
+        partition, whose open batch grows (:meth:`try_grow`) or is followed by a new one."""
+        chooser = self.chooser
+        if not chooser.switch_due(info, nbytes):
+            return info.tps[info.sticky_partition]
+        if refused is not None:
+            if self.may_grow(refused):
+                self.left_full.add(refused)
+            else:
+                self._full(refused)
+        return info.tps[chooser.switch(info)]
+
+    async def append_to(self, tp: TopicPartition, timestamp_ms: int, key: bytes | None, value: bytes | None,
+                        headers: Any, nbytes: int, max_block: float, sticky: Any = None
+                        ) -> tuple[ProducerBatch, int, bool]:
+        """Append one record to ``tp``'s open batch (growing it if it may), or to a new one:
+        ``(batch, offset delta, whether it opened a new batch)``. ``sticky``: the topic's info, when the
+        record is keyless under uniform sticky (the batch is then counted for KIP-794's switch)."""
+        if self.txn is not None:
+            self.txn.check_send(tp)
         batch = self.open_batch(tp)
-        if batch is None:
-            return None
-        try:
-            delta = self._put(batch, timestamp_ms, key, value, headers)
-            if delta is None and grow and self.try_grow(batch):
-                delta = self._put(batch, timestamp_ms, key, value, headers)
-        except TypeError as exc:
-            raise IllegalArgumentError(f"bad record for {tp.topic!r}: {exc}") from None
-        if delta is None:
-            batch.is_open = False
-            self.bell.ring()
-            return None
-        return batch, delta
-
-    async def append_new(self, tp: TopicPartition, timestamp_ms: int, key: bytes | None,
-                         value: bytes | None, headers: Any, nbytes: int, max_block: float
-                         ) -> tuple[ProducerBatch, int]:
-        """Reserve memory for a new batch (waiting up to ``max_block`` s) and append the record there --
-        or to a batch another send() opened meanwhile."""
-        batch = await self.reserve_batch(tp, nbytes, max_block)
+        if batch is not None:
+            if sticky is not None:
+                self.chooser.track(sticky, batch)
+            got = self._try_put(batch, timestamp_ms, key, value, headers)
+            if got is None and self.try_grow(batch):
+                got = self._try_put(batch, timestamp_ms, key, value, headers)
+            if got is not None:
+                return got[0], got[1], False
+            self._full(batch)
+        self.guard()
+        need = self._first_reserve(nbytes)
+        if not self.closed and self.pool.try_reserve(need):
+            # The common case, without a coroutine: memory is there now.
+            batch = self.new_batch(tp, need)
+        else:
+            batch = await self.reserve_batch(tp, nbytes, max_block)
+        if sticky is not None:
+            self.chooser.track(sticky, batch)
         got = self._first_put(batch, timestamp_ms, key, value, headers)
         if got is None:  # a batch opened meanwhile by another send() and already full
+            self._full(batch)
+            return await self.append_to(tp, timestamp_ms, key, value, headers, nbytes, max_block, sticky)
+        return got[0], got[1], True
+
+    def _try_put(self, batch: ProducerBatch, timestamp_ms: int, key: bytes | None, value: bytes | None,
+                 headers: Any) -> tuple[ProducerBatch, int] | None:
+        """Append to an open batch with room (taking more of batch_size as needed): ``(batch, delta)``,
+        or None when it is full for now (it stays open)."""
+        try:
+            delta = self._put(batch, timestamp_ms, key, value, headers)
+        except TypeError as exc:
+            raise IllegalArgumentError(f"bad record for {batch.tp.topic!r}: {exc}") from None
+        return None if delta is None else (batch, delta)
+
+    def _full(self, batch: ProducerBatch) -> None:
+        """``batch`` takes no more records: it goes at once."""
+        if batch.is_open:
             batch.is_open = False
-            return await self.append_new(tp, timestamp_ms, key, value, headers, nbytes, max_block)
-        return got
+            self.bell.ring()
 
     def _first_put(self, batch: ProducerBatch, timestamp_ms: int, key: bytes | None, value: bytes | None,
                    headers: Any) -> tuple[ProducerBatch, int] | None:
@@ -220,66 +256,83 @@ class AppendCore:
     async def _append_sticky(self, out: list[Segment], info: Any, values: Sequence[Any],
                              keys: Sequence[Any] | None, ts: int, headers: Sequence[Any] | None,
                              max_block: float) -> None:
-        """Keyless records to the sticky partition, switching it as a batch fills (KIP-794)."""
+        """Keyless records to the sticky partition, switching as send() does (:meth:`_sticky_next`)."""
         chooser = self.chooser
         pos = 0
         while pos < len(values):
-            p = info.sticky_partition
-            if p < 0 or (chooser.switch_due(info) and self.open_batch(info.tps[p]) is None):
-                p = chooser.switch(info)  # as append_record does, once per batch
-            added, nbytes = await self._append_once(out, info.tps[p], values, keys, ts, headers, pos, None,
-                                                    max_block, grow=len(info.available) <= 1)
-            pos += added
-            info.sticky_produced += nbytes
+            tp = info.tps[chooser.choose(None, info)[0]]
+            batch = self.open_batch(tp)
+            if batch is not None:
+                if self.txn is not None:
+                    self.txn.check_send(tp)
+                chooser.track(info, batch)
+                pos += self._append_open(out, batch, values, keys, ts, headers, pos, None, grow=False)
+                if pos == len(values):
+                    return
+            tp = self._sticky_next(info, batch, _size_at(values, keys, pos))
+            pos += await self._append_once(out, tp, values, keys, ts, headers, pos, None, max_block,
+                                           sticky=info)
 
     async def _append_run(self, out: list[Segment], tp: TopicPartition, values: Sequence[Any],
                           keys: Sequence[Any] | None, ts: int, headers: Sequence[Any] | None,
                           indices: Sequence[int] | None, max_block: float) -> None:
         pos = 0
         while pos < len(values):
-            added, _ = await self._append_once(out, tp, values, keys, ts, headers, pos, indices, max_block)
-            pos += added
+            pos += await self._append_once(out, tp, values, keys, ts, headers, pos, indices, max_block)
 
     async def _append_once(self, out: list[Segment], tp: TopicPartition, values: Sequence[Any],
                            keys: Sequence[Any] | None, ts: int, headers: Sequence[Any] | None, pos: int,
-                           indices: Sequence[int] | None, max_block: float, grow: bool = True
-                           ) -> tuple[int, int]:
-        """Fill the open batch of ``tp`` (or a new one) from ``values[pos:]``; (records, bytes) added."""
+                           indices: Sequence[int] | None, max_block: float, sticky: Any = None) -> int:
+        """Fill the open batch of ``tp`` (or a new one) from ``values[pos:]``, growing it as
+        :meth:`append_to` does; how many records went in. ``sticky`` as there."""
         self.guard()
         if self.txn is not None:
             self.txn.check_send(tp)
-        first = (len(values[pos]) if values[pos] is not None else 0) + (
-            len(keys[pos]) if keys is not None and keys[pos] is not None else 0)
-        batch = await self.reserve_batch(tp, first, max_block)
+        batch = await self.reserve_batch(tp, _size_at(values, keys, pos), max_block)
+        if sticky is not None:
+            self.chooser.track(sticky, batch)
+        # A keyless record grows a batch only when it is refused outright, as in append_to: later refusals
+        # go back to _append_sticky, which asks whether the switch is due first.
+        added = self._append_open(out, batch, values, keys, ts, headers, pos, indices,
+                                  grow=True, first_only=sticky is not None)
+        # Full: it goes, unless a sticky visit grew it and :meth:`_sticky_next` decides (as for send()).
+        if pos + added < len(values) and (sticky is None or added == 0):
+            self.discard_empty(batch)
+            self._full(batch)
+        return added
+
+    def _append_open(self, out: list[Segment], batch: ProducerBatch, values: Sequence[Any],
+                     keys: Sequence[Any] | None, ts: int, headers: Sequence[Any] | None, pos: int,
+                     indices: Sequence[int] | None, grow: bool, first_only: bool = False) -> int:
+        """:meth:`append_many` into ``batch`` (left open), noting the segment in ``out``."""
         builder = batch.builder
         assert builder is not None
         before_count = builder.record_count
-        before_size = builder.size
-        added = self.append_many(batch, values, keys, ts, headers, pos, grow)
+        added = self.append_many(batch, values, keys, ts, headers, pos, grow, first_only)
         if added:
             out.append((batch.result, pos, added, before_count, indices))
-        return added, builder.size - before_size
+        return added
 
     def append_many(self, batch: ProducerBatch, values: Sequence[Any], keys: Sequence[Any] | None,
-                    timestamp_ms: int, headers: Sequence[Any] | None, pos: int, grow: bool) -> int:
-        """Append ``values[pos:]`` to ``batch`` until it is full (growing it when allowed); how many went
-        in. A full batch closes; a new batch that took none is rolled back."""
+                    timestamp_ms: int, headers: Sequence[Any] | None, pos: int, grow: bool,
+                    first_only: bool = False) -> int:
+        """Append ``values[pos:]`` to ``batch`` until it is full (growing it when allowed; ``first_only``:
+        only if it took none); how many went in. The batch stays open; a new batch that took none is
+        rolled back."""
         builder = batch.builder
         assert builder is not None
         try:
             added = builder.append_many(values, keys, timestamp_ms, headers, pos)
             while pos + added < len(values) and self._extend(batch):
                 added += builder.append_many(values, keys, timestamp_ms, headers, pos + added)
-            while grow and pos + added < len(values) and self.try_grow(batch):
+            while (grow and pos + added < len(values) and not (first_only and added)
+                   and self.try_grow(batch)):
                 added += builder.append_many(values, keys, timestamp_ms, headers, pos + added)
         except BaseException as exc:
             self.discard_empty(batch)
             if isinstance(exc, TypeError):
                 raise IllegalArgumentError(f"bad record for {batch.tp.topic!r}: {exc}") from None
             raise
-        if pos + added < len(values):
-            batch.is_open = False  # full
-            self.bell.ring()
         return added
 
     # -- batches -----------------------------------------------------------------------------------
@@ -385,20 +438,24 @@ class AppendCore:
         batch.reserved = max(batch.reserved, builder.batch_size)
         return True
 
-    def try_grow(self, batch: ProducerBatch) -> bool:
-        """``batch`` (the open one) is full: let it take ``batch_size`` more bytes if it cannot go yet
-        anyway (a batch of its partition is ahead of it, queued or in flight), memory allows, and it
-        stays within ``max_batch_bytes``."""
+    def may_grow(self, batch: ProducerBatch) -> bool:
+        """Whether ``batch`` (the open one, full for now) may take ``batch_size`` more bytes: it cannot go
+        yet anyway (a batch of its partition is ahead of it, queued or in flight) and it stays within
+        ``max_batch_bytes``."""
         dq = self.batches.get(batch.tp)
         builder = batch.builder
         if not dq or dq[-1] is not batch or builder is None or not batch.is_open:
             return False
         if len(dq) == 1 and batch.tp not in self.sending:
             return False  # nothing ahead of it: it goes now, at its normal size
-        step = self.batch_size
-        if builder.batch_size + step > self.max_batch_bytes:
-            return False
-        return self._reserve_more(batch, step)
+        return bool(builder.batch_size + self.batch_size <= self.max_batch_bytes)
+
+    def try_grow(self, batch: ProducerBatch) -> bool:
+        """Let ``batch`` take ``batch_size`` more bytes if it :meth:`may_grow` and memory allows."""
+        if self.may_grow(batch) and self._reserve_more(batch, self.batch_size):
+            self.left_full.discard(batch)
+            return True
+        return False
 
     def close_batch(self, batch: ProducerBatch) -> bytes:
         """Build ``batch`` for sending and give back what it reserved beyond its bytes: from here on it
@@ -417,7 +474,15 @@ class AppendCore:
         """The batch is finished (acknowledged or failed): give its memory back."""
         if self.sending.get(batch.tp) is batch:
             del self.sending[batch.tp]
+        self.left_full.discard(batch)
         if batch in self.incomplete:
             self.incomplete.discard(batch)
             self.pool.release(batch.reserved)
             batch.reserved = 0
+
+
+def _size_at(values: Sequence[Any], keys: Sequence[Any] | None, pos: int) -> int:
+    """Key and value bytes of record ``pos``."""
+    value = values[pos]
+    key = keys[pos] if keys is not None else None
+    return (len(value) if value is not None else 0) + (len(key) if key is not None else 0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .handles import PURE
+from .._native import PURE
 
 if TYPE_CHECKING:
     from ._send_py import RUNNING, YIELD_BYTES, SendCore, TopicInfo

@@ -1,24 +1,21 @@
-"""Per-record handles and per-batch results: the compiled module when built, else ``_handles_py``.
+"""Per-record handles and per-batch results (``_handles.py``): compiled when built, else run as Python.
 
-``AIOKAFKA_LITE_PURE=1`` (or ``AIOKAFKA_LITE_NO_EXT=1``) forces the pure-Python twins everywhere.
+``AIOKAFKA_LITE_PURE=1`` (or ``AIOKAFKA_LITE_NO_EXT=1``) runs the Python source everywhere (the
+package's one switch, ``aiokafka_lite._native.PURE``).
 """
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
-PURE = (os.environ.get("AIOKAFKA_LITE_PURE", "") in ("1", "true", "yes")
-        or bool(os.environ.get("AIOKAFKA_LITE_NO_EXT")))
+from .._native import PURE, pure_module
 
-if TYPE_CHECKING:
-    from ._handles_py import BatchResult, RecordFuture, failed_future, make_future
-elif PURE:
-    from ._handles_py import BatchResult, RecordFuture, failed_future, make_future
+if TYPE_CHECKING or not PURE:
+    # Compiled when built (the import system prefers the extension), else the same source as Python.
+    from ._handles import BatchResult, RecordFuture, failed_future, make_future
 else:
-    try:
-        from ._handles import BatchResult, RecordFuture, failed_future, make_future
-    except ImportError:
-        from ._handles_py import BatchResult, RecordFuture, failed_future, make_future
+    _impl = pure_module(f"{__package__}._handles")
+    BatchResult, RecordFuture = _impl.BatchResult, _impl.RecordFuture
+    failed_future, make_future = _impl.failed_future, _impl.make_future
 
 __all__ = ["PURE", "BatchResult", "RecordFuture", "failed_future", "make_future"]

@@ -24,10 +24,11 @@ signature) is also accepted; it sees every record, keyed or not.
 
 Uniform sticky (KIP-794): records without a key stick to one partition until ``batch_size`` bytes went
 there, then switch, so batches fill up instead of every partition getting a sliver. The switch happens
-when the partition next needs a new batch (its batch filled up, or was sent after lingering), so the
-record that would start a one-record batch there starts a batch on the next partition instead. The next
-partition is drawn at random with weights that favour partitions with shorter queues (Java's adaptive
-partitioning), so a slow broker gets less new data.
+when the partition's batch takes no more records (it filled up, or was sent after lingering), so the
+record that would start a one-record batch there starts a batch on the next partition instead; the
+bytes are read off the batches (:meth:`PartitionChooser.track`), one count for send() and send_many().
+The next partition is drawn at random with weights that favour partitions with shorter queues (Java's
+adaptive partitioning), so a slow broker gets less new data.
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ from typing import TYPE_CHECKING, Any
 
 import mmh3
 
+from .._native import PURE
 from ..errors import ConfigError, IllegalArgumentError
-from .handles import PURE
+from ..records import RECORD_OVERHEAD_MAX
 
 if TYPE_CHECKING or PURE:
     from ._hash_py import fnv1a, fnv1a_partition, murmur2, murmur2_partition
@@ -191,8 +193,8 @@ class PartitionChooser:
     """Where a record sent without a partition goes: the one owner of that rule for ``send()``,
     ``send_many()`` and (through ``key_hash`` and ``sticky_null``) the compiled fast path.
 
-    The per-topic sticky state (``sticky_partition``, ``sticky_produced``) lives on the topic's info
-    object, which the fast path reads on every record; this object changes it only when a choice is due.
+    The per-topic sticky state (``sticky_partition``, ``sticky_batch`` and the byte count) lives on the
+    topic's info object, which the fast path reads on every record; only this object changes it.
     """
 
     __slots__ = ("batch_size", "key_hash", "spec", "sticky", "sticky_null")
@@ -219,11 +221,40 @@ class PartitionChooser:
         p = self.sticky.choose(info.topic, info.num_partitions, info.available)
         info.sticky_partition = p
         info.sticky_produced = 0
+        info.sticky_batch = None
+        info.sticky_mark = 0
         return p
 
-    def switch_due(self, info: Any) -> bool:
-        """A batch's worth went to the sticky partition: its next new batch should start elsewhere."""
-        return bool(info.sticky_produced >= self.batch_size)
+    # The KIP-794 byte count, for send() and send_many() alike: the bytes the sticky partition's batches
+    # took since the switch, read off the batches (``builder.size``) rather than summed per record, so
+    # the fast path counts nothing and every path measures the same bytes. ``sticky_batch`` is the batch
+    # being filled and ``sticky_mark`` its size when it was taken on; ``sticky_produced`` holds what the
+    # earlier batches of the same visit took. The fast path appends a keyless record only to
+    # ``sticky_batch``: any other batch goes through :meth:`track` first.
+
+    def track(self, info: Any, batch: Any) -> None:
+        """Keyless records go into ``batch`` now (the sticky partition's open batch): count from here."""
+        if info.sticky_batch is not batch:
+            info.sticky_produced = self.produced(info)
+            info.sticky_batch = batch
+            builder = batch.builder
+            # A new batch counts its header, so that one full batch is a batch's worth.
+            info.sticky_mark = builder.size if builder is not None and builder.record_count else 0
+
+    def produced(self, info: Any) -> int:
+        """Bytes the sticky partition's batches took since the switch."""
+        batch = info.sticky_batch
+        if batch is None:
+            return int(info.sticky_produced)
+        builder = batch.builder
+        size = builder.size if builder is not None else batch.uncompressed_size
+        return int(info.sticky_produced + size - info.sticky_mark)
+
+    def switch_due(self, info: Any, nbytes: int) -> bool:
+        """Whether a keyless record of ``nbytes`` key+value bytes that its sticky batch did not take
+        starts elsewhere: a batch's worth went to the sticky partition (with this record; a full
+        ``batch_size`` batch always counts)."""
+        return self.produced(info) + nbytes + RECORD_OVERHEAD_MAX > self.batch_size
 
     def other(self, key: bytes | None, info: Any) -> int:
         """A custom partitioner's, round robin's, or hashing's choice for a record the rules above

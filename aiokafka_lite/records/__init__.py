@@ -19,9 +19,9 @@ Consumer side::
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
+from .._native import PURE
 from ._codecs import MAX_DECOMPRESSED_SIZE, compress
 from ._types import (
     BATCH_OVERHEAD,
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     IMPLEMENTATION: str
 else:
     _impl = None
-    if os.environ.get("AIOKAFKA_LITE_PURE", "") not in ("1", "true", "yes"):
+    if not PURE:  # the package's one compiled/pure switch
         try:
             from . import _core as _impl
         except ImportError:

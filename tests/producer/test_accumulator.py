@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import random
 
 from aiokafka_lite.producer.accumulator import RecordAccumulator
+from aiokafka_lite.producer.core import TopicInfo
 from aiokafka_lite.producer.doorbell import Doorbell
 from aiokafka_lite.producer.memory import MemoryPool
 from aiokafka_lite.structs import TopicPartition
@@ -190,3 +192,30 @@ async def test_a_new_lone_batch_asks_for_a_look_by_its_linger_not_now() -> None:
     assert woken == ["by 0.050"]
     fill(acc, T0, 60, size=20)  # the first batch fills and a second opens behind it
     assert woken[-1] == "now"
+
+
+async def test_a_full_batch_left_open_by_the_sticky_switch_goes_with_its_answer() -> None:
+    """Keyless records leave their partition's full batch open when they move on, to grow on the next
+    visit (append.AppendCore._sticky_next); it still goes as soon as the batch ahead of it is answered,
+    as a closed full batch would, not linger_ms later."""
+    loop = asyncio.get_running_loop()
+    acc = make(loop, linger_ms=10_000, max_batch_bytes=50_000)
+    acc.chooser.sticky._rng = random.Random(1)
+    info = TopicInfo("a", range(2), range(2))
+    await acc.append_record(info, None, 1, None, b"x" * 50, None, 50, 1.0)
+    p = info.sticky_partition
+    tp = info.tps[p]
+    ahead = acc.drain(LEADERS.get, {LEADERS[tp]}, 1 << 20, loop.time())[LEADERS[tp]][0]
+    ahead.in_flight = True
+    for _ in range(1000):  # until the records move on from p
+        await acc.append_record(info, None, 1, None, b"x" * 50, None, 50, 1.0)
+        if info.sticky_partition != p:
+            break
+    assert info.sticky_partition != p
+    left = acc.batches[tp][-1]
+    assert left.is_open and left in acc.left_full and acc.may_grow(left)
+    ahead.in_flight = False
+    acc.complete(ahead)
+    assert LEADERS[tp] in acc.ready(LEADERS.get, loop.time())[0]  # at once, not after 10 s of linger
+    assert acc.drain(LEADERS.get, {LEADERS[tp]}, 1 << 20, loop.time())[LEADERS[tp]][0] is left
+    assert not acc.left_full

@@ -4,25 +4,52 @@ and the handles behave like asyncio futures for gather, wait, wait_for and callb
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from types import ModuleType
 
 import pytest
 
+from aiokafka_lite._native import is_compiled, pure_module
 from aiokafka_lite.errors import NotLeaderOrFollowerError
-from aiokafka_lite.producer import _handles_py, handles
+from aiokafka_lite.producer import _handles, handles
 from aiokafka_lite.structs import RecordMetadata
 
-IMPLS = [pytest.param(_handles_py, id="python")]
+# One source (_handles.py), run as Python and compiled (with _handles.pxd): both must behave the same.
+_pure = pure_module("aiokafka_lite.producer._handles")
+IMPLS = [pytest.param(_pure, id="python")]
 if not handles.PURE:
-    from aiokafka_lite.producer import _handles
-
     IMPLS.append(pytest.param(_handles, id="compiled"))
 
 
 def test_compiled_handles_in_use() -> None:
     if handles.PURE:
         pytest.skip("pure-Python run requested (AIOKAFKA_LITE_PURE)")
-    assert handles.RecordFuture.__module__.endswith("_handles")
+    assert is_compiled(_handles) and handles.RecordFuture is _handles.RecordFuture
+    assert not is_compiled(_pure) and _pure.RecordFuture is not _handles.RecordFuture
+
+
+_WHICH = """
+import sys
+from aiokafka_lite import records
+from aiokafka_lite._native import is_compiled
+from aiokafka_lite.producer import core, handles, partitioner
+print(records.IMPLEMENTATION == "cython", core.COMPILED,
+      is_compiled(sys.modules[handles.RecordFuture.__module__]),
+      partitioner.murmur2.__module__.endswith("_hash"))
+"""
+
+
+@pytest.mark.parametrize("env", [{}, {"AIOKAFKA_LITE_PURE": "1"}, {"AIOKAFKA_LITE_NO_EXT": "1"}],
+                         ids=["default", "pure", "no-ext"])
+def test_one_switch_for_every_compiled_module(env: dict[str, str]) -> None:
+    """Every module with a compiled form (records core, send fast path, handles, key hashes) obeys one
+    switch: all compiled, or all pure-Python."""
+    base = {k: v for k, v in os.environ.items() if k not in ("AIOKAFKA_LITE_PURE", "AIOKAFKA_LITE_NO_EXT")}
+    out = subprocess.run([sys.executable, "-c", _WHICH], env={**base, **env}, capture_output=True, text=True,
+                         check=True, timeout=60).stdout.split()
+    assert out == [str(not env)] * 4, out
 
 
 @pytest.mark.parametrize("impl", IMPLS)

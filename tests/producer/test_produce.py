@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 
 import pytest
+from _kafka_proxy import KafkaProxy
 from _producer_peers import aread_confluent, create_topic
 
 from aiokafka_lite import Producer, RecordMetadata, TopicPartition, records
@@ -135,6 +136,39 @@ async def test_keyless_records_are_sticky_per_batch(tansu: EmbeddedBroker,
     # ~100 bytes per record, 5000-byte batches: a switch about every 50 records, never per record.
     assert 2000 / runs > 30
     assert len({m.partition for m in mds}) == 4
+
+
+async def _through_slow_link(bootstrap: str, topic: str, keyless: bool) -> tuple[int, list[int]]:
+    """20,000 records of 100 B to 6 partitions through a link that holds every Produce request 50 ms:
+    (batches sent, the partition of each record)."""
+    async with KafkaProxy(bootstrap) as proxy:
+        proxy.faults.extend([("delay", 0.05)] * 100_000)
+        async with Producer(bootstrap_servers=proxy.bootstrap, buffer_memory=4 << 20) as p:
+            await p.send_and_wait(topic, b"warm-up", partition=0)
+            before = p.metrics()["batch-send-total"]
+            futs = [await p.send(topic, b"v" * 100, partition=None if keyless else i % 6)
+                    for i in range(20_000)]
+            await p.flush()
+            batches = p.metrics()["batch-send-total"] - before
+    return batches, [(await f).partition for f in futs]
+
+
+async def test_keyless_records_keep_a_far_link_full(tansu: EmbeddedBroker,
+                                                    new_topic: Callable[..., str]) -> None:
+    """Keyless records (uniform sticky, KIP-794) behind a slow link go in about as few batches as records
+    with their partitions given: a partition's open batch grows while its batch ahead waits for its
+    answer (one in flight per partition, rule I2) instead of queueing batch_size batches, and the sticky
+    partition moves on when a batch's worth went to it. They used to move one batch_size batch per
+    partition per round trip (docs/performance.md)."""
+    keyed_topic, keyless_topic = new_topic(), new_topic()
+    for topic in (keyed_topic, keyless_topic):
+        await asyncio.to_thread(create_topic, tansu.bootstrap, topic, 6)
+    keyed, _ = await _through_slow_link(tansu.bootstrap, keyed_topic, keyless=False)
+    keyless, partitions = await _through_slow_link(tansu.bootstrap, keyless_topic, keyless=True)
+    assert keyless <= 2 * keyed, (keyless, keyed)
+    # Still sticky: every partition used, a switch only after a batch's worth (~150 records of 16 KiB).
+    runs = 1 + sum(a != b for a, b in itertools.pairwise(partitions))
+    assert len(set(partitions)) == 6 and len(partitions) / runs > 100, runs
 
 
 async def test_a_tight_send_loop_lets_the_sender_go(broker: EmbeddedBroker,

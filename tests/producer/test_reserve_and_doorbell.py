@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
+from aiokafka_lite.errors import KafkaTimeoutError
 from aiokafka_lite.producer.accumulator import RecordAccumulator
 from aiokafka_lite.producer.append import FIRST_RESERVE
 from aiokafka_lite.producer.core import TopicInfo
@@ -71,12 +74,12 @@ async def test_an_empty_pool_closes_the_batch_instead_of_waiting() -> None:
     first, _, _ = await acc.append_record(info, 0, 1, None, b"a" * 100, None, 100, max_block=0.05)
     other, _, _ = await acc.append_record(info, 1, 1, None, b"b" * 100, None, 100, max_block=0.05)
     assert pool.available == 0
-    # The first batch cannot take more memory: it closes full at its first share.
-    for _ in range(FIRST_RESERVE // 1000 + 1):
-        got = acc.append(info.tps[0], 1, None, b"c" * 1000, None)
-        if got is None:
-            break
-    assert got is None and not first.is_open and first.reserved == FIRST_RESERVE and other.is_open
+    # The first batch cannot take more memory: it closes full at its first share (and the record then
+    # waits for memory for a new batch, in vain).
+    with pytest.raises(KafkaTimeoutError):
+        for _ in range(FIRST_RESERVE // 1000 + 1):
+            await acc.append_to(info.tps[0], 1, None, b"c" * 1000, None, 1000, max_block=0.05)
+    assert not first.is_open and first.reserved == FIRST_RESERVE and other.is_open
 
 
 async def test_a_new_batch_rings_only_a_sleeper_that_would_wake_later() -> None:

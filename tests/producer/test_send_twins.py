@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import itertools
 import random
 from typing import Any
 
@@ -20,7 +21,7 @@ from aiokafka_lite.structs import TopicPartition
 _FIELDS = ("_state", "_plain", "_topics", "_batches", "_key_hash", "_sticky_null", "_txn", "_size_fast_limit",
            "_unyielded")
 _INFO = ("topic", "partitions", "num_partitions", "available", "tps", "sticky_partition", "sticky_produced",
-         "deques")
+         "sticky_batch", "sticky_mark", "deques")
 
 
 def _compiled() -> object:
@@ -124,3 +125,68 @@ async def test_send_cores_build_the_same_bytes(txn: bool) -> None:
     assert compiled == pure
     if txn:
         assert c_gate.told == p_gate.told
+
+
+def _keyless_accumulator(loop: asyncio.AbstractEventLoop, answers_pending: bool) -> RecordAccumulator:
+    acc = RecordAccumulator(batch_size=4096, linger_ms=1000, compression=0, pool=MemoryPool(1 << 26),
+                            loop=loop, delivery_timeout_ms=60000, max_batch_bytes=64 << 10)
+    acc.chooser.sticky._rng = random.Random(11)  # the same sticky draws on both sides
+    if answers_pending:
+        # Every partition has a batch out (its answer not back): open batches may grow (try_grow).
+        for p in range(4):
+            acc.sending[TopicPartition("t", p)] = object()  # type: ignore[assignment]
+    return acc
+
+
+def _linger_out(acc: RecordAccumulator) -> None:
+    """Close every open batch, as the Sender does when they linger out (their size then is arbitrary)."""
+    for dq in acc.batches.values():
+        if dq:
+            dq[-1].is_open = False
+
+
+@pytest.mark.parametrize("answers_pending", [False, True], ids=["queued", "answers-pending"])
+async def test_send_and_send_many_switch_at_the_same_byte_count(answers_pending: bool) -> None:
+    """KIP-794's sticky switch is one rule with one byte count: keyless records sent one by one through
+    send() (its fast path and the append core) and the same records in send_many() calls land in the
+    same partitions, in the same batches, byte for byte -- batches filling up and lingering out alike."""
+    loop = asyncio.get_running_loop()
+    rng = random.Random(5)
+    values = [rng.randbytes(rng.choice((10, 100, 100, 100, 300, 1000))) for _ in range(4000)]
+    # Where batches linger out, and send_many's calls (of every size, across batch boundaries) end.
+    cuts = sorted({*rng.sample(range(1, len(values)), 150), len(values)})
+    lingers = set(cuts[::2])
+    ts = 1_700_000_000_000
+    one = _keyless_accumulator(loop, answers_pending)
+    module = _compiled() if not handles.PURE else _send_py
+
+    class Harness(module.SendCore):  # type: ignore[misc, name-defined]
+        async def _send_slow(self, topic: str, value: Any, key: Any, partition: int | None,
+                             timestamp_ms: int | None, headers: Any) -> Any:
+            info = self._topics[topic]
+            return await one.append_record(info, partition, ts, key, value, headers, len(value), 1.0)
+
+    core = Harness()
+    core._state, core._size_fast_limit, core._batches = RUNNING, 1 << 20, one.batches
+    core._key_hash, core._sticky_null = murmur2_partition, True
+    core._topics["t"] = module.TopicInfo("t", range(4), range(4))
+    for i, value in enumerate(values):
+        if i in lingers:
+            _linger_out(one)
+        await core.send("t", value, None, None, ts)
+
+    many = _keyless_accumulator(loop, answers_pending)
+    info = module.TopicInfo("t", range(4), range(4))
+    for start, end in itertools.pairwise([0, *cuts]):
+        if start in lingers:
+            _linger_out(many)
+        await many.append_records(info, None, values[start:end], None, ts, None, 1.0)
+
+    def built(acc: RecordAccumulator) -> dict[TopicPartition, list[bytes]]:
+        return {tp: [b.builder.build() for b in dq] for tp, dq in acc.batches.items()}
+
+    sizes = [b.builder.size for dq in one.batches.values() for b in dq]
+    assert len(one.batches) == 4 and len(sizes) > 8  # the records did switch partitions, many times
+    assert built(one) == built(many)
+    # Batches with one of their partition's ahead of them grow past batch_size (try_grow).
+    assert max(sizes) > 2 * 4096

@@ -1,4 +1,5 @@
-"""Pure-Python twin of ``_handles.pyx``: one result per batch, a light awaitable handle per record.
+# cython: language_level=3, boundscheck=False, wraparound=False, annotation_typing=False
+"""One result per batch, a light awaitable handle per record.
 
 An ``asyncio.Future`` per record costs more than appending the record itself, so ``send()`` hands out a
 :class:`RecordFuture` -- three fields -- and the batch owns the only real state (:class:`BatchResult`).
@@ -7,6 +8,10 @@ that is still in flight.
 
 A RecordFuture duck-types ``asyncio.Future`` (``asyncio.isfuture`` is true), so ``asyncio.gather``,
 ``asyncio.wait``, ``asyncio.wait_for`` and ``add_done_callback`` work on it as on aiokafka's futures.
+
+One source for both forms: setup.py compiles this module with Cython, ``_handles.pxd`` making the classes
+extension types with C fields (the send fast path calls :func:`make_future` at C speed); run as Python
+(``AIOKAFKA_LITE_PURE=1``, or not built) it is the same code, ``__slots__`` standing in for the fields.
 """
 
 from __future__ import annotations
@@ -172,12 +177,14 @@ class RecordFuture:
         return self.batch.remove_callback(fn, self)
 
     def __await__(self) -> Generator[Any, None, RecordMetadata]:
-        b = self.batch
-        if not b.done:
-            yield from b.waiter().__await__()
-        return self.result()
+        if self.batch.done:
+            it = _DoneIter.__new__(_DoneIter)
+            it.value = self.result()
+            return it  # type: ignore[return-value]
+        return _wait(self)
 
-    __iter__ = __await__
+    def __iter__(self) -> Generator[Any, None, RecordMetadata]:
+        return self.__await__()
 
     @property
     def topic(self) -> str:
@@ -201,9 +208,40 @@ class RecordFuture:
         return f"<RecordFuture {b.topic}-{b.partition} {state}>"
 
 
+class _DoneIter:
+    """What awaiting an acknowledged record returns: an iterator that ends at once with its value."""
+
+    __slots__ = ("value",)
+
+    value: Any
+
+    def __iter__(self) -> _DoneIter:
+        return self
+
+    def __next__(self) -> Any:
+        raise StopIteration(self.value)
+
+    def send(self, v: Any) -> Any:
+        raise StopIteration(self.value)
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        if val is None:
+            raise typ
+        raise val
+
+
+def _wait(handle: RecordFuture) -> Generator[Any, None, RecordMetadata]:
+    yield from handle.batch.waiter().__await__()
+    return handle.result()
+
+
 def make_future(batch: BatchResult, index: int, timestamp: int) -> RecordFuture:
-    """Constructor used by the send path (the compiled twin skips argument parsing here)."""
-    return RecordFuture(batch, index, timestamp)
+    """Constructor used by the send path (compiled: no argument parsing, no ``__init__`` call)."""
+    f = RecordFuture.__new__(RecordFuture)
+    f.batch = batch
+    f.index = index
+    f.timestamp = timestamp
+    return f
 
 
 def failed_future(topic: str, partition: int, error: KafkaError,
