@@ -94,6 +94,8 @@ class ConsumerGroupMember:
         #: The last target the coordinator sent and poll() has not applied yet.
         self.target: dict[uuid.UUID, frozenset[int]] | None = None
         self.fatal_error: Errors.KafkaError | None = None
+        #: The coordinator has sent an assignment (possibly empty) since the member last joined.
+        self.assignment_known = False
         self._names: tuple[str, ...] = ()
         self._regex: str | None = None
         self._subscribed = False
@@ -133,6 +135,7 @@ class ConsumerGroupMember:
 
     def _left(self) -> None:
         self.epoch = JOIN_EPOCH
+        self.assignment_known = False
         self.owned = {}
         self.target = None
         self._sent_subscription = self._sent_owned = None
@@ -140,6 +143,7 @@ class ConsumerGroupMember:
 
     def _join(self) -> None:
         self.epoch = JOIN_EPOCH
+        self.assignment_known = False
         self.target = None
         self._sent_subscription = self._sent_owned = None
         self.state = MemberState.JOINING
@@ -204,6 +208,7 @@ class ConsumerGroupMember:
         if resp.heartbeat_interval_ms > 0:
             self.heartbeat_interval_ms = resp.heartbeat_interval_ms
         if resp.assignment is not None:
+            self.assignment_known = True
             target = {tp.topic_id: frozenset(tp.partitions) for tp in resp.assignment.topic_partitions
                       if tp.partitions}
             if target != self.owned or self.state is MemberState.JOINING:
@@ -249,6 +254,7 @@ class ConsumerGroupMember:
             return
         self.state = MemberState.FENCED
         self.target = None
+        self.assignment_known = False
         self._sent_subscription = self._sent_owned = None
 
     # -- after the driver acted ---------------------------------------------------------------------
