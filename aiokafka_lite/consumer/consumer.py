@@ -109,7 +109,6 @@ class Consumer(Generic[KT, VT]):
         self._missing_topic_warning = RateLimitedWarning(log)
         self._topics_changed_at = 0.0
         self._stop_event = asyncio.Event()
-        self._stop_task: asyncio.Future[None] | None = None
         #: OpenTelemetry hooks (aiokafka_lite.otel) when this consumer is instrumented, else None.
         self._otel = telemetry_for("consumer", cfg)
 
@@ -167,15 +166,7 @@ class Consumer(Generic[KT, VT]):
             await self._assign_all_without_group()
 
     async def stop(self) -> None:
-        """Commit (with auto-commit), revoke through the listener, leave the group, close connections.
-
-        Every call returns when the consumer is stopped (a second, concurrent one waits for the first);
-        cancelling a stop() does not interrupt the closing, which goes on (call stop() again to wait)."""
-        if self._stop_task is None:
-            self._stop_task = asyncio.ensure_future(self._stop())
-        await asyncio.shield(self._stop_task)
-
-    async def _stop(self) -> None:
+        """Commit (with auto-commit), revoke through the listener, leave the group, close connections."""
         if self._closed:
             return
         self._closed = True
