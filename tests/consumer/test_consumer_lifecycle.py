@@ -75,6 +75,41 @@ async def test_an_idle_member_is_assigned_and_follows_a_rebalance_without_pollin
         await a.stop()
 
 
+async def test_an_idle_member_leaves_after_max_poll_interval_and_rejoins_at_its_next_poll(
+        broker: EmbeddedBroker, new_topic: Callable[..., str]) -> None:
+    """The background membership is bounded as Java's: without poll() for max_poll_interval_ms the member
+    leaves (its partitions go to the live member) and does not rejoin until it polls again."""
+    topic = new_topic()
+    await asyncio.to_thread(create_topic, broker.bootstrap, topic, 4)
+    everything = {TP(topic, p) for p in range(4)}
+    settings = {"bootstrap_servers": broker.bootstrap, "group_id": f"{topic}-g", "session_timeout_ms": 6000,
+                "heartbeat_interval_ms": 300, "auto_offset_reset": "earliest"}
+    idle = Consumer(topic, max_poll_interval_ms=12_000, **settings)  # type: ignore[arg-type]
+    live = Consumer(topic, **settings)  # type: ignore[arg-type]
+    try:
+        await idle.start()
+        await idle.wait_for_assignment(20)
+        await live.start()
+
+        async def live_owns(n: int, what: str) -> None:
+            deadline = time.monotonic() + 30
+            while len(live.assignment()) != n:
+                assert time.monotonic() < deadline, f"timed out waiting for {what}"
+                await live.poll(timeout_ms=100)
+
+        await live_owns(2, "the live member's half")
+        await live_owns(4, "the idle member to leave after max_poll_interval_ms")
+        await asyncio.sleep(1.5)  # past the poll timeout, the idle member stays out
+        assert live.assignment() == everything
+        await idle.poll(timeout_ms=0)  # polling again: it rejoins
+        await live_owns(2, "the idle member back after its poll")
+        await idle.wait_for_assignment(20)
+        assert len(idle.assignment()) == 2
+    finally:
+        await live.stop()
+        await idle.stop()
+
+
 async def test_wait_for_assignment_returns_the_assignment_after_the_listener_ran(
         broker: EmbeddedBroker, new_topic: Callable[..., str]) -> None:
     topic = new_topic()
