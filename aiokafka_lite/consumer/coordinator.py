@@ -343,6 +343,8 @@ class GroupCoordinator:
             await self._lose_partitions()
         while (self.rejoin_needed or self._join_task is not None) and not self._closing:
             if self._join_task is None:
+                if self._leave_task is not None and not self._leave_task.done():
+                    await asyncio.wait([self._leave_task])  # an unsubscribe's leave goes before a join
                 await self._prepare_join()
                 if self._closing:
                     return

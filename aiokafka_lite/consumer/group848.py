@@ -175,7 +175,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
                 except Errors.KafkaError as exc:
                     log.warning("group %r: auto-commit before revoking failed: %s", self.group_id, exc)
             if self.member.state is not MemberState.RECONCILING:
-                return  # fenced while committing: poll() hands everything over as lost instead
+                return  # fenced while committing: the next round hands everything over as lost instead
             await self._revoke(revoked)
         if added:
             self._subs.add_assigned(added)
