@@ -449,8 +449,10 @@ class GroupCoordinator:
             self._join_delay = self._retry_backoff
         self._subs.add_assigned(added)
         self._empty_revoke_called = False
-        await call_listener(self._subs.listener, "on_partitions_assigned", added)
-        self._installed_generation = self.generation
+        try:
+            await call_listener(self._subs.listener, "on_partitions_assigned", added)
+        finally:
+            self._installed_generation = self.generation  # installed; a listener's error goes to poll()
 
     # -- join / sync -------------------------------------------------------------------------------------
     def _own_subscription(self, assignor: Assignor) -> bytes:

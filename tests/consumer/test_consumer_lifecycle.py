@@ -158,6 +158,36 @@ async def test_wait_for_assignment_times_out_and_wakes_on_stop(tansu: EmbeddedBr
         await consumer.stop()
 
 
+async def test_a_listener_error_reaches_the_next_poll_once(broker: EmbeddedBroker,
+                                                           new_topic: Callable[..., str]) -> None:
+    """The listener runs in the membership task: its exception is raised by the next poll() (or
+    wait_for_assignment()), once, and the consumer goes on with the assignment."""
+    topic = new_topic()
+    await asyncio.to_thread(create_topic, broker.bootstrap, topic, 2)
+    await aproduce(broker.bootstrap, topic, 6, 2)
+
+    class Failing(Recorder):
+        async def on_partitions_assigned(self, assigned: set[TP]) -> None:
+            await super().on_partitions_assigned(assigned)
+            raise RuntimeError("listener failed")
+
+    rec = Failing()
+    async with Consumer(bootstrap_servers=broker.bootstrap, group_id=f"{topic}-g", session_timeout_ms=6000,
+                        auto_offset_reset="earliest") as consumer:
+        consumer.subscribe([topic], listener=rec)
+        await _eventually(lambda: bool(rec.events), 20, "the listener call")
+        with pytest.raises(RuntimeError, match="listener failed"):
+            await consumer.poll(timeout_ms=0)
+        assert await consumer.wait_for_assignment(5) == {TP(topic, 0), TP(topic, 1)}
+        values: list[bytes] = []
+        deadline = time.monotonic() + 15
+        while len(values) < 6 and time.monotonic() < deadline:
+            for recs in (await consumer.poll(timeout_ms=200)).values():
+                values.extend(r.value for r in recs)
+        assert sorted(values) == [b"%d" % i for i in range(6)]
+        assert rec.events == [("assigned", frozenset({TP(topic, 0), TP(topic, 1)}))]
+
+
 @pytest.fixture(scope="module")
 def mc848(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MockCluster]:
     cluster = MockCluster(1, log_dir=tmp_path_factory.mktemp("mock848-lifecycle"))
