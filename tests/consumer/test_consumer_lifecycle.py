@@ -1,8 +1,8 @@
 """The consumer's lifecycle contract (issue 25 items 1-3, issue 24 item 3), on real brokers:
 
 * group membership advances in the background: a started consumer that never polls gets its assignment
-  and follows rebalances; ``wait_for_assignment`` waits for it (classic on Tansu and noida-db, KIP-848 on
-  librdkafka's mock);
+  and follows rebalances; ``wait_for_assignment`` waits for it (classic on Tansu and noida-db here; KIP-848
+  on librdkafka's mock in test_group848.py);
 * ``async for`` over a stopped consumer raises ConsumerStoppedError;
 * a subscription to a topic that does not exist yet creates it (``allow_auto_create_topics``, default True)
   and reads its first record;
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from _consumer_helpers import aproduce, create_topic
@@ -23,7 +23,6 @@ from aiokafka_lite import Consumer, Producer
 from aiokafka_lite import errors as Errors
 from aiokafka_lite.embedded import EmbeddedBroker
 from aiokafka_lite.structs import TopicPartition as TP
-from aiokafka_lite.testing import MockCluster
 
 
 class Recorder:
@@ -186,31 +185,6 @@ async def test_a_listener_error_reaches_the_next_poll_once(broker: EmbeddedBroke
                 values.extend(r.value for r in recs)
         assert sorted(values) == [b"%d" % i for i in range(6)]
         assert rec.events == [("assigned", frozenset({TP(topic, 0), TP(topic, 1)}))]
-
-
-@pytest.fixture(scope="module")
-def mc848(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MockCluster]:
-    cluster = MockCluster(1, log_dir=tmp_path_factory.mktemp("mock848-lifecycle"))
-    cluster.start()
-    try:
-        cluster.set_consumer_group_timing(heartbeat_interval_ms=300, session_timeout_ms=30000)
-        yield cluster
-    finally:
-        cluster.stop()
-
-
-async def test_a_kip848_member_is_assigned_without_polling(mc848: MockCluster,
-                                                          new_topic: Callable[..., str]) -> None:
-    topic = new_topic()
-    mc848.create_topic(topic, 4, 1)
-    rec = Recorder()
-    async with Consumer(bootstrap_servers=mc848.bootstrap, group_id=f"{topic}-g", group_protocol="consumer",
-                        auto_offset_reset="earliest") as consumer:
-        consumer.subscribe([topic], listener=rec)
-        got = await consumer.wait_for_assignment(20)
-        assert got == {TP(topic, p) for p in range(4)}
-        assert rec.events == [("assigned", frozenset(got))]
-        assert await consumer.position(TP(topic, 3)) == 0
 
 
 # -- 2. stop() and iteration ------------------------------------------------------------------------------
