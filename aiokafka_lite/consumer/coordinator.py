@@ -330,6 +330,10 @@ class GroupCoordinator:
                 self.fail(exc)
             else:
                 self.wakeup.set()
+                if not self._work.is_set() and self.work_due():
+                    # Not finished (a KIP-848 target naming topics metadata does not know yet): again soon.
+                    await asyncio.sleep(self._retry_backoff)
+                    self._work.set()
 
     async def membership_round(self, deadline: float | None = None) -> None:
         """Group work due now: revoke, join, sync, install. With a ``deadline`` (tests), returns then with
