@@ -209,8 +209,8 @@ class GroupCoordinator:
 
     def work_due(self) -> bool:
         """Does the membership task have something to do (poll()'s fast path is closed meanwhile)?"""
-        return bool(self.rejoin_needed or self._join_task is not None or self._lost
-                    or self._subs.needs_rejoin)
+        return self._subs.partitions_auto_assigned and bool(
+            self.rejoin_needed or self._join_task is not None or self._lost or self._subs.needs_rejoin)
 
     def has_assignment(self) -> bool:
         """The group's assignment for the current subscription is installed (listener called) and no
