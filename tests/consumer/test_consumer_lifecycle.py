@@ -189,8 +189,8 @@ async def test_a_listener_error_reaches_the_next_poll_once(broker: EmbeddedBroke
 
 # -- 2. stop() and iteration ------------------------------------------------------------------------------
 
-async def test_async_for_over_a_stopped_consumer_raises(tansu: EmbeddedBroker) -> None:
-    consumer = Consumer(bootstrap_servers=tansu.bootstrap)
+async def test_async_for_over_a_stopped_consumer_raises(broker: EmbeddedBroker) -> None:
+    consumer = Consumer(bootstrap_servers=broker.bootstrap)
     await consumer.start()
     await consumer.stop()
     with pytest.raises(Errors.ConsumerStoppedError):
