@@ -88,8 +88,9 @@ class PositionResolver:
         return self._task is None and self._settled_version == self._subs.version
 
     def _work_pending(self) -> bool:
-        if time.monotonic() < self._not_before:
-            return False
+        return time.monotonic() >= self._not_before and self._work_exists()
+
+    def _work_exists(self) -> bool:
         return bool(self._subs.missing_positions() or self._subs.partitions_needing_reset())
 
     def _raise_failed(self) -> None:
@@ -122,6 +123,8 @@ class PositionResolver:
             self._collect()
             self._raise_stuck()
             self._raise_failed()
+        elif wait and self._work_exists():  # the backoff after a failed lookup: the next one starts then
+            await asyncio.sleep(max(0.0, min(self._not_before, deadline) - time.monotonic()))
 
     def _collect(self) -> None:
         task = self._task
@@ -153,6 +156,8 @@ class PositionResolver:
             failed = await self._reset(self._subs.partitions_needing_reset().keys(), self._timeout)
             if failed:
                 self._not_before = time.monotonic() + self._retry_backoff
+                # A poll() waiting meanwhile wakes then and starts the next lookup.
+                asyncio.get_running_loop().call_later(self._retry_backoff, self.changed.set)
                 for tp, exc in failed.items():
                     if tp in self._reported:
                         log.debug("position lookup for %s failed again: %s", tp, exc)

@@ -250,6 +250,26 @@ async def test_a_missing_topic_in_assign_does_not_starve_the_others(
         quiet_until = time.monotonic() + 5
         while time.monotonic() < quiet_until:
             assert await consumer.poll(timeout_ms=200) == {}
+        gaps: list[float] = []
+
+        async def ticker() -> None:  # the event loop keeps running while position() waits
+            last = time.monotonic()
+            while True:
+                await asyncio.sleep(0.02)
+                now = time.monotonic()
+                gaps.append(now - last)
+                last = now
+
+        ticks = asyncio.ensure_future(ticker())
+        started = time.monotonic()
+        try:
+            with pytest.raises(Errors.KafkaTimeoutError):
+                await consumer.position(TP(missing, 0))  # within request_timeout_ms
+        finally:
+            ticks.cancel()
+        assert time.monotonic() - started < 4
+        assert gaps and max(gaps) < 0.5, max(gaps)
+        assert await consumer.position(TP(good, 0)) == 10
 
 
 @pytest.mark.parametrize("bad", [TP("bad topic!", 0), TP(123, 0), TP("ok", -1), TP("ok", "0"), ("ok", 0)])
