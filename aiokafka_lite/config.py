@@ -394,7 +394,10 @@ CONSUMER: tuple[Setting, ...] = (
     _S("value_deserializer", _ANY, None, "callable(bytes) -> value.", nullable=True),
     _S("check_crcs", bool, True, "Verify each batch's CRC32C."),
     _S("exclude_internal_topics", bool, True, "Pattern subscriptions skip internal topics."),
-    _S("allow_auto_create_topics", bool, False, "Let subscribing create missing topics."),
+    _S("allow_auto_create_topics", bool, True,
+       "Let the Metadata requests for subscribed or assigned topics create a missing one (if the broker "
+       "allows it), as Java's allow.auto.create.topics (default true) and aiokafka do; False leaves it "
+       "missing (the subscription waits for it, an assigned partition's position lookup fails)."),
 )
 
 _CONSUMER_BY_NAME = {s.name: s for s in CONSUMER}

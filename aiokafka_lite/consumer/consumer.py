@@ -1,7 +1,8 @@
 """The public Consumer: subscribe or assign, poll records (or Arrow batches), commit, seek.
 
-Everything long-running happens in background tasks (the fetcher, heartbeats) or inside ``poll()`` (group
-rebalances, position lookups, auto-commit); ``poll()`` is where their failures surface. Names and meanings
+Everything long-running happens in background tasks (the fetcher; for a group, heartbeats and the membership
+task that joins, rebalances and calls the rebalance listener) or inside ``poll()`` (position lookups,
+auto-commit); ``poll()`` is where their failures surface. Names and meanings
 follow aiokafka's AIOKafkaConsumer (``getmany``, ``getone``, ``async for``) and the Java consumer's settings.
 """
 
@@ -39,7 +40,7 @@ from .group848 import ConsumerGroupCoordinator
 from .metrics import ConsumerMetrics, collect
 from .offsets import EARLIEST, LATEST, OffsetAndTimestamp, OffsetLookup
 from .positions import PositionResolver
-from .subscription import OffsetResetStrategy, SubscriptionState
+from .subscription import OffsetResetStrategy, SubscriptionState, SubscriptionType
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -90,7 +91,8 @@ class Consumer(Generic[KT, VT]):
         elif cfg.group_instance_id is not None:
             raise Errors.ConfigError("setting 'group_instance_id' needs a 'group_id'")
         self._positions = PositionResolver(self._subs, self._fetcher, self._offsets, self._coordinator,
-                                           cfg.request_timeout_ms / 1000.0)
+                                           cfg.request_timeout_ms / 1000.0, cfg.retry_backoff_max_ms / 1000.0,
+                                           self._client)
         self._key_deserializer: Callable[[Any], Any] | None = cfg.key_deserializer
         self._value_deserializer: Callable[[Any], Any] | None = cfg.value_deserializer
         for name in ("key_deserializer", "value_deserializer"):
@@ -200,8 +202,12 @@ class Consumer(Generic[KT, VT]):
 
     # -- subscription ------------------------------------------------------------------------------------
     def subscribe(self, topics: Iterable[str] = (), pattern: str | re.Pattern[str] | None = None,
-                  listener: Any = None) -> None:
-        """Subscribe to ``topics``, or to every topic matching ``pattern`` (re.match); replaces any before."""
+                  listener: Any = None, *, revoke_before_every_join: bool = False) -> None:
+        """Subscribe to ``topics``, or to every topic matching ``pattern`` (re.match); replaces any before.
+
+        ``revoke_before_every_join``: call ``listener.on_partitions_revoked`` before every JoinGroup, with
+        an empty set when nothing is owned (before the first assignment too), as aiokafka does; by default
+        it is called only when partitions are revoked. Classic groups only."""
         if isinstance(topics, str):
             topics = [topics]
         topics = list(topics)
@@ -218,6 +224,9 @@ class Consumer(Generic[KT, VT]):
             cv.track_all_topics(self._client, True)  # new matching topics show up in metadata
         else:
             self._subs.subscribe(topics, listener)
+        self._subs.revoke_before_every_join = revoke_before_every_join
+        if self._coordinator is not None and self._started and not self._closed:
+            self._coordinator.kick()  # the membership task joins (or rejoins) now, not at the next poll
 
     def unsubscribe(self) -> None:
         """Stop reading everything; a group member leaves the group (in the background)."""
@@ -228,8 +237,20 @@ class Consumer(Generic[KT, VT]):
             self._coordinator.leave_in_background("the consumer unsubscribed")
 
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
-        """Read exactly these partitions, without group management (commits still go to group_id if set)."""
+        """Read exactly these partitions, without group management (commits still go to group_id if set).
+
+        Raises IllegalArgumentError (a ValueError) at once for anything but TopicPartitions of legal topic
+        names and non-negative int partitions. A partition the cluster does not have is not refused here
+        (it may be created later): its error reaches poll() once, and the other partitions keep delivering.
+        """
         parts = list(partitions)
+        for tp in parts:
+            if not isinstance(tp, TopicPartition):
+                raise Errors.IllegalArgumentError(f"assign() takes TopicPartition objects, got {tp!r}")
+            check_topic_name(tp.topic)
+            if type(tp.partition) is not int or tp.partition < 0:
+                raise Errors.IllegalArgumentError(
+                    f"assign(): partition of {tp!r} must be a non-negative int, got {tp.partition!r}")
         self._subs.assign_from_user(parts)
         self._fetcher.drop_buffered(set(self._fetcher.buffered_partitions()) - set(parts))
 
@@ -238,6 +259,62 @@ class Consumer(Generic[KT, VT]):
 
     def subscription(self) -> set[str]:
         return set(self._subs.subscription)
+
+    @property
+    def closed(self) -> bool:
+        """True once stop() began: every call but stop() raises ConsumerStoppedError from then on."""
+        return self._closed
+
+    async def wait_for_assignment(self, timeout: float | None = None) -> set[TopicPartition]:
+        """The assignment, once this consumer has one: for a group member, once the group's assignment for
+        the current subscription is installed (the listener's on_partitions_assigned has run; it may be
+        empty when the group has more members than partitions) and no rebalance is pending; without a
+        group, once every subscribed topic's partitions are known; after assign(), at once.
+
+        start() does not wait for this (a group member gets its assignment in the background, and poll()
+        returns records as soon as there is one); call it to make position(), seek() or commit({tp: ..})
+        right after start() safe, or so that a record produced right after it is not missed with
+        ``auto_offset_reset="latest"``. Raises KafkaTimeoutError after ``timeout`` seconds (None: no
+        limit), what the group ran into meanwhile (as poll() would), ConsumerStoppedError if stop() is
+        called meanwhile or was before, IllegalStateError before start() or with nothing subscribed or
+        assigned. Cancelling it leaves the consumer as it was.
+        """
+        self._check_open()
+        if self._subs.subscription_type is SubscriptionType.NONE:
+            raise Errors.IllegalStateError("wait_for_assignment() needs subscribe() or assign() first")
+        deadline = None if timeout is None else time.monotonic() + timeout
+        coordinator = self._coordinator
+        while True:
+            if self._closed:
+                raise Errors.ConsumerStoppedError("the consumer was stopped while waiting for an assignment")
+            if not self._subs.partitions_auto_assigned:
+                return self._subs.assigned_partitions()
+            if coordinator is not None:
+                coordinator.raise_if_failed()
+                if coordinator.has_assignment():
+                    return self._subs.assigned_partitions()
+                coordinator.wakeup.clear()
+                events = [coordinator.wakeup, self._stop_event]
+                pause: float | None = None
+            else:
+                await self._assign_all_without_group()
+                if all(cv.partitions_for(self._client, t) is not None for t in self._subs.subscription) \
+                        and self._subs.subscription:
+                    return self._subs.assigned_partitions()
+                self._subs.needs_rejoin = True  # look the missing topics up again
+                events = [self._stop_event]
+                pause = self._config.retry_backoff_ms / 1000.0
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise Errors.KafkaTimeoutError(f"no assignment within {timeout} s")
+            if pause is not None:
+                left = pause if left is None else min(left, pause)
+            tasks = [asyncio.ensure_future(e.wait()) for e in events]
+            try:
+                await asyncio.wait(tasks, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for t in tasks:
+                    t.cancel()
 
     # -- polling -----------------------------------------------------------------------------------------
     async def poll(self, *partitions: TopicPartition, timeout_ms: int = 0,
@@ -296,6 +373,10 @@ class Consumer(Generic[KT, VT]):
                 return records[0]
 
     def __aiter__(self) -> Consumer[KT, VT]:
+        """``async for record in consumer``: over a stopped consumer raises ConsumerStoppedError; a stop()
+        during the iteration ends it (StopAsyncIteration), as aiokafka's."""
+        if self._closed:
+            raise Errors.ConsumerStoppedError("the consumer is stopped")
         return self
 
     async def __anext__(self) -> ConsumerRecord[KT, VT]:
@@ -340,9 +421,7 @@ class Consumer(Generic[KT, VT]):
             self._fetcher.raise_if_failed()
             self._fetcher.raise_partition_errors()
             if coordinator is not None:
-                await coordinator.poll(deadline)
-                if self._closed:
-                    raise Errors.ConsumerStoppedError("the consumer was stopped while polling")
+                coordinator.poll()
             else:
                 self._metrics.last_poll = time.monotonic()
                 if self._subs.partitions_auto_assigned:

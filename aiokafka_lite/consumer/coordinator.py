@@ -1,11 +1,14 @@
 """Group membership: find the coordinator, join, sync, heartbeat, rebalance, leave.
 
-The division of work follows the Java consumer. A background heartbeat task keeps the session alive and
-notices rebalances, expired generations and a missed ``max_poll_interval_ms``; everything that changes what
-the application owns happens inside ``poll()`` (:meth:`GroupCoordinator.poll`): auto-commit, revoking,
-JoinGroup/SyncGroup, installing the assignment, and the rebalance listener's callbacks. So positions are
-committed only after the application came back for more (at-least-once), and listener callbacks run in the
-application's own task.
+The division of work follows the Java 4 consumer's background thread (and aiokafka's coordination task). A
+heartbeat task keeps the session alive and notices rebalances, expired generations and a missed
+``max_poll_interval_ms``; a membership task (:meth:`GroupCoordinator.membership_round`) does what changes
+what the application owns: revoking (committing first, with auto-commit), JoinGroup/SyncGroup, installing the
+assignment, and the rebalance listener's callbacks. So a consumer that is started but not polling still gets
+its assignment (``Consumer.wait_for_assignment``) and follows rebalances, until ``max_poll_interval_ms`` after
+its last ``poll()``: then it leaves the group and does no group work until the application polls again, as
+Java's. ``poll()`` (:meth:`GroupCoordinator.poll`) only raises what the membership task ran into, wakes it,
+and auto-commits the positions of records handed out before (at-least-once).
 
 Rebalance protocols: EAGER revokes everything before rejoining. COOPERATIVE (KIP-429, with
 ``cooperative-sticky`` alone) keeps consuming owned partitions during the rebalance; partitions missing
@@ -111,23 +114,45 @@ class GroupCoordinator:
         self._closed = False
         #: Set as close() begins: a poll() resuming after an await must not touch the join state.
         self._closing = False
-        #: Set whenever poll() has group work to do (rejoin, lost partitions, a failure).
+        #: Set when the membership task finished a round or failed: a waiting poll() looks again.
         self.wakeup = asyncio.Event()
+        #: Set when the membership task has work (rejoin, lost partitions, a new subscription).
+        self._work = asyncio.Event()
+        self._membership_task: asyncio.Task[None] | None = None
+        #: The generation whose assignment was installed last (listener called); -1 before the first.
+        self._installed_generation = -1
+        #: revoke_before_every_join: on_partitions_revoked(set()) was called for the rebalance under way.
+        self._empty_revoke_called = False
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def start(self) -> None:
         loop = asyncio.get_running_loop()
+        self._last_poll = time.monotonic()  # max_poll_interval_ms counts from start() until the first poll
         if self._heartbeat_task is None:
             self._heartbeat.start()
             self._heartbeat_task = self._heartbeat.task
         if self._metadata_task is None:
             self._metadata_task = loop.create_task(self._metadata_loop(), name="aiokafka_lite-group-metadata")
+        self._start_membership()
+
+    def _start_membership(self) -> None:
+        if self._membership_task is None:
+            self._membership_task = asyncio.get_running_loop().create_task(
+                self._membership_loop(), name="aiokafka_lite-group-membership")
+            self._work.set()
 
     async def close(self, commit: bool, timeout: float) -> None:
         """Auto-commit (if on), give partitions back through the listener, leave the group, stop tasks."""
         self._closing = True
         self.wakeup.set()
+        self._work.set()
         deadline = time.monotonic() + timeout
+        membership = self._membership_task
+        if membership is not None and not membership.done() and membership is not asyncio.current_task():
+            # A rebalance in progress (maybe inside the listener) ends here; close() hands back what is owned.
+            membership.cancel()
+            with contextlib.suppress(BaseException):
+                await membership
         if self._join_task is not None and not self._join_task.done():
             # A broker holds JoinGroup until the rebalance completes, and everything after it on the
             # same connection waits: drop that connection so the commit and LeaveGroup go through.
@@ -150,8 +175,9 @@ class GroupCoordinator:
             await self._maybe_leave_group("the consumer is closing", deadline)
         finally:
             self._closed = True
-            tasks = (self._heartbeat_task, self._metadata_task, self._join_task, self._auto_commit_task,
-                     self._coordinator_lookup, self._leave_task)
+            tasks = tuple(t for t in (self._heartbeat_task, self._metadata_task, self._join_task,
+                                      self._auto_commit_task, self._coordinator_lookup, self._leave_task,
+                                      self._membership_task) if t is not asyncio.current_task())
             for task in tasks:
                 if task is not None and not task.done():
                     task.cancel()
@@ -163,8 +189,9 @@ class GroupCoordinator:
     def raise_if_failed(self) -> None:
         if self._failure is not None:
             exc, self._failure = self._failure, None
+            self._work.set()  # the membership task waited for the application to learn it; go on
             raise exc
-        for task in (self._heartbeat_task, self._metadata_task):
+        for task in (self._heartbeat_task, self._metadata_task, self._membership_task):
             if task is not None and task.done() and not self._closed:
                 exc2 = task.exception() if not task.cancelled() else None
                 raise Errors.KafkaError(f"the group task {task.get_name()} ended unexpectedly: {exc2!r}") \
@@ -174,6 +201,22 @@ class GroupCoordinator:
         """A background task failed: the next poll() raises ``exc``."""
         self._failure = exc
         self.wakeup.set()
+
+    def kick(self) -> None:
+        """Group work is due (a rejoin, lost partitions, a new subscription): wake the membership task."""
+        self._work.set()
+        self.wakeup.set()
+
+    def work_due(self) -> bool:
+        """Does the membership task have something to do (poll()'s fast path is closed meanwhile)?"""
+        return self._subs.partitions_auto_assigned and bool(
+            self.rejoin_needed or self._join_task is not None or self._lost or self._subs.needs_rejoin)
+
+    def has_assignment(self) -> bool:
+        """The group's assignment for the current subscription is installed (listener called) and no
+        rebalance is pending: what ``Consumer.wait_for_assignment`` waits for."""
+        return (self._subs.partitions_auto_assigned and self.generation >= 0
+                and self._installed_generation == self.generation and not self.work_due())
 
     # -- coordinator discovery ---------------------------------------------------------------------------
     async def ensure_coordinator(self, deadline: float) -> int:
@@ -224,7 +267,7 @@ class GroupCoordinator:
             log.info("group %r: rejoining: %s", self.group_id, reason)
         self.rejoin_needed = True
         self._rejoin_reason = reason
-        self.wakeup.set()
+        self.kick()
 
     def member_error(self, code: int) -> None:
         """Our generation is over (or our member id unknown): what we owned is lost; rejoin."""
@@ -239,49 +282,87 @@ class GroupCoordinator:
             self._lost |= self._subs.assigned_partitions()
         self.request_rejoin(Errors.for_code(code).message)
 
-    # -- the poll-time work ------------------------------------------------------------------------------
+    # -- what poll() does, and the membership task -------------------------------------------------------
     def note_poll(self) -> None:
         self._last_poll = time.monotonic()
         self.metrics.last_poll = self._last_poll
 
     def quick_poll(self) -> bool:
         """The poll-time work when there is none but auto-commit: True if nothing else is due."""
-        if (self._failure is not None or self.rejoin_needed or self._join_task is not None or self._lost
-                or self._subs.needs_rejoin):
+        if self._failure is not None or self.work_due():
             return False
         self.note_poll()
         self._maybe_auto_commit()
         return True
 
-    async def poll(self, deadline: float) -> None:
-        """Group work due now; returns at the deadline with a join still running (next poll resumes it)."""
+    def poll(self) -> None:
+        """The application polled: raise what the membership task ran into, wake it if work is due (after
+        a poll timeout it waits for this), auto-commit what earlier polls handed out."""
         self.raise_if_failed()
         self.note_poll()
         self.wakeup.clear()
+        if self.work_due():
+            self._work.set()
+        self._maybe_auto_commit()
+
+    def _poll_overdue(self) -> bool:
+        return time.monotonic() - self._last_poll > self._max_poll_interval
+
+    async def _membership_loop(self) -> None:
+        """Rounds of group work whenever some is due, until close(). A round's failure waits for the
+        application to learn it (the next poll() raises it), then the work resumes: one try per poll, as
+        when poll() did the work itself."""
+        while not self._closing:
+            await self._work.wait()
+            self._work.clear()
+            if self._closing:
+                return
+            if self._failure is not None or self._poll_overdue() or not self.work_due():
+                continue
+            try:
+                await self.membership_round()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if self._closing:
+                    return
+                log.info("group %r: rebalance failed: %r", self.group_id, exc)
+                self.fail(exc)
+            else:
+                self.wakeup.set()
+                if not self._work.is_set() and self.work_due():
+                    # Not finished (a KIP-848 target naming topics metadata does not know yet): again soon.
+                    await asyncio.sleep(self._retry_backoff)
+                    self._work.set()
+
+    async def membership_round(self, deadline: float | None = None) -> None:
+        """Group work due now: revoke, join, sync, install. With a ``deadline`` (tests), returns then with
+        a join still running (the next round resumes it); the membership task passes none."""
         if not self._subs.partitions_auto_assigned:
-            self._maybe_auto_commit()
             return
         if self._subs.needs_rejoin:
             self._subs.needs_rejoin = False
             self.request_rejoin("the subscription changed")
         if self._lost:
             await self._lose_partitions()
-        while self.rejoin_needed or self._join_task is not None:
+        while (self.rejoin_needed or self._join_task is not None) and not self._closing:
             if self._join_task is None:
+                if self._leave_task is not None and not self._leave_task.done():
+                    await asyncio.wait([self._leave_task])  # an unsubscribe's leave goes before a join
                 await self._prepare_join()
+                if self._closing:
+                    return
                 self._join_started = time.monotonic()
                 self.rejoin_needed = False
                 self._join_task = asyncio.get_running_loop().create_task(
                     self._join_and_sync(), name="aiokafka_lite-join-group")
-            left = deadline - time.monotonic()
             task = self._join_task
             if not task.done():
-                if left <= 0:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
                     return
                 await asyncio.wait([task], timeout=left)
-                if self._closing:  # close() took the join over while we waited
-                    raise Errors.ConsumerStoppedError("the consumer was stopped during a rebalance")
-                if not task.done():
+                if self._closing or not task.done():  # close() took the join over, or the deadline
                     return
             self._join_task = None
             if task.cancelled():
@@ -295,8 +376,6 @@ class GroupCoordinator:
                     continue
                 raise exc
             await self._install(task.result())
-            self.raise_if_failed()
-        self._maybe_auto_commit()
 
     async def _prepare_join(self) -> None:
         """Before JoinGroup: eager revokes all (committing first); cooperative revokes dropped topics."""
@@ -307,6 +386,9 @@ class GroupCoordinator:
         else:
             revoked = {tp for tp in assigned if tp.topic not in self._subs.subscription}
         if not revoked:
+            if self._subs.revoke_before_every_join and not self._empty_revoke_called:
+                self._empty_revoke_called = True  # once per rebalance, not per JoinGroup retry
+                await call_listener(self._subs.listener, "on_partitions_revoked", set())
             return
         if self.generation >= 0 and self._auto_commit:
             consumed = {tp: om for tp, om in self._subs.all_consumed().items() if tp in revoked}
@@ -370,7 +452,11 @@ class GroupCoordinator:
             self.request_rejoin("partitions were revoked (cooperative rebalance)")
             self._join_delay = self._retry_backoff
         self._subs.add_assigned(added)
-        await call_listener(self._subs.listener, "on_partitions_assigned", added)
+        self._empty_revoke_called = False
+        try:
+            await call_listener(self._subs.listener, "on_partitions_assigned", added)
+        finally:
+            self._installed_generation = self.generation  # installed; a listener's error goes to poll()
 
     # -- join / sync -------------------------------------------------------------------------------------
     def _own_subscription(self, assignor: Assignor) -> bytes:

@@ -5,7 +5,8 @@ It keeps the classic coordinator's plumbing (finding the coordinator, commits, t
 calls, auto-commit, close) and replaces what differs: no JoinGroup/SyncGroup and no client-side assignor;
 one heartbeat task sends ConsumerGroupHeartbeat at the interval the coordinator asks for (at once when
 joining or reporting a change) and hands the answers to the state machine. What changes ownership runs
-in ``poll()``, in the application's task, as in the classic protocol: partitions the coordinator took
+in the membership task, as in the classic protocol (and as the Java 4 consumer's background thread
+reconciles): partitions the coordinator took
 away are committed (with auto-commit) and revoked before they are reported given up, then new ones are
 added; the listener sees only those changes (KIP-848 moves partitions incrementally, never all at once).
 """
@@ -60,9 +61,11 @@ class ConsumerGroupCoordinator(GroupCoordinator):
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def start(self) -> None:
+        self._last_poll = time.monotonic()  # max_poll_interval_ms counts from start() until the first poll
         if self._heartbeat_task is None:
             self._heartbeat_task = asyncio.get_running_loop().create_task(
                 self._heartbeat_loop(), name="aiokafka_lite-group-heartbeat")
+        self._start_membership()
 
     async def check_broker(self, timeout: float) -> None:
         """At start(): a coordinator without ConsumerGroupHeartbeat fails now, not at the first poll()."""
@@ -95,27 +98,23 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         if Errors.for_code(code).member_fenced:
             self.member.fence()
             self._sync_generation()
-        self.wakeup.set()
+        self.kick()
 
     def request_rejoin(self, reason: str) -> None:
         self._hb_wake.set()
-        self.wakeup.set()
+        self.kick()
 
-    def quick_poll(self) -> bool:
-        if (self._failure is not None or self._lost or self._subs.needs_rejoin
-                or self.member.state in (MemberState.RECONCILING, MemberState.FENCED)):
-            return False
-        self.note_poll()
-        self._maybe_auto_commit()
-        return True
+    def work_due(self) -> bool:
+        return bool(self._lost or self._subs.needs_rejoin
+                    or self.member.state in (MemberState.RECONCILING, MemberState.FENCED))
 
-    async def poll(self, deadline: float) -> None:
-        """Subscription changes, lost partitions and new targets: applied here, in the caller's task."""
-        self.raise_if_failed()
-        self.note_poll()
-        self.wakeup.clear()
+    def has_assignment(self) -> bool:
+        return (self._subs.partitions_auto_assigned and self.member.assignment_known and not self.work_due()
+                and self.member.state in (MemberState.STABLE, MemberState.ACKNOWLEDGING))
+
+    async def membership_round(self, deadline: float | None = None) -> None:
+        """Subscription changes, lost partitions and new targets: applied here, in the membership task."""
         if not self._subs.partitions_auto_assigned:
-            self._maybe_auto_commit()
             return
         if self._subs.needs_rejoin:
             self._subs.needs_rejoin = False
@@ -133,8 +132,6 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             if self.member.state is not MemberState.RECONCILING or self._closing:
                 break
             await self._reconcile()
-        self.raise_if_failed()
-        self._maybe_auto_commit()
 
     def _subscribe_member(self) -> None:
         if self._subs.subscription_type is SubscriptionType.AUTO_PATTERN and self._subs.pattern is not None:
@@ -178,7 +175,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
                 except Errors.KafkaError as exc:
                     log.warning("group %r: auto-commit before revoking failed: %s", self.group_id, exc)
             if self.member.state is not MemberState.RECONCILING:
-                return  # fenced while committing: poll() hands everything over as lost instead
+                return  # fenced while committing: the next round hands everything over as lost instead
             await self._revoke(revoked)
         if added:
             self._subs.add_assigned(added)
@@ -282,9 +279,9 @@ class ConsumerGroupCoordinator(GroupCoordinator):
                      Errors.for_code(resp.error_code).message)
         if outcome is Outcome.LOST:
             self._not_before = time.monotonic() + self._retry_backoff
-            self.wakeup.set()
+            self.kick()
         elif outcome is Outcome.RECONCILE:
-            self.wakeup.set()
+            self.kick()
         elif outcome is Outcome.COORDINATOR_MOVED:
             self.coordinator_dead(Errors.for_code(resp.error_code)())
             await asyncio.sleep(self._retry_backoff)
@@ -303,7 +300,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         self._sync_generation()
         if req is not None:
             await self._send_leave(req, time.monotonic() + self._request_timeout)
-        self.wakeup.set()
+        self.kick()
 
     def leave_in_background(self, reason: str) -> None:
         """unsubscribe(): the member is out at once (a subscribe() right after joins afresh); the leave

@@ -2,7 +2,7 @@
 
 It runs beside the application, so that long processing between two poll() calls does not cost the
 membership, and reports what it learns to the coordinator (rebalance started, generation over, fenced),
-which acts on it in the next poll(). When poll() has not been called for max_poll_interval_ms it has the
+whose membership task acts on it. When poll() has not been called for max_poll_interval_ms it has the
 coordinator leave the group, as the Java client does, so a stuck application does not hold its
 partitions hostage.
 

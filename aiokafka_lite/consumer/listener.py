@@ -9,7 +9,9 @@ from ..structs import TopicPartition
 
 
 class ConsumerRebalanceListener:
-    """Called from poll()'s task during a rebalance; the consumer waits for each call to finish.
+    """Called from the consumer's membership task during a rebalance (it runs whether or not the
+    application polls); the rebalance waits for each call to finish, and an exception fails it (the next
+    poll() raises it).
 
     ``on_partitions_revoked`` runs before partitions leave (commit what you processed there);
     ``on_partitions_assigned`` after new ones arrive; ``on_partitions_lost`` when they were taken away

@@ -7,8 +7,8 @@ target in heartbeat answers, one step at a time: a member first gives up partiti
 partitions that another member had to release first. The member epoch counts these steps; commits carry it.
 
 This module decides nothing about I/O or time: :mod:`.group848` sends the requests it builds, feeds it the
-answers, and applies the targets it reports (with the rebalance listener, in ``poll()``). So every rule
-here is testable from values alone (tests/consumer/test_member848.py).
+answers, and applies the targets it reports (with the rebalance listener, in its membership task). So
+every rule here is testable from values alone (tests/consumer/test_member848.py).
 
 Rules (KIP-848, KIP-1082; the Java client's ConsumerMembershipManager and HeartbeatRequestManager):
 
@@ -50,7 +50,7 @@ class MemberState(enum.Enum):
     UNSUBSCRIBED = "unsubscribed"  # not in the group: no subscription yet, or left it
     JOINING = "joining"  # the next heartbeat is a join (epoch 0)
     STABLE = "stable"  # owns what the coordinator last assigned, and told it so
-    RECONCILING = "reconciling"  # a new target waits for poll() to apply it
+    RECONCILING = "reconciling"  # a new target waits for the driver to apply it
     ACKNOWLEDGING = "acknowledging"  # applied; the next heartbeat reports what is owned now
     FENCED = "fenced"  # the coordinator dropped the member: its partitions are lost, then it rejoins
     LEAVING = "leaving"  # a leave heartbeat is due or in flight
@@ -61,7 +61,7 @@ class Outcome(enum.Enum):
     """What the driver must do after an answer."""
 
     NOTHING = "nothing"
-    RECONCILE = "reconcile"  # a new target assignment: apply it in poll()
+    RECONCILE = "reconcile"  # a new target assignment: the driver applies it
     LOST = "lost"  # give up every owned partition as lost, then call rejoin()
     COORDINATOR_MOVED = "coordinator_moved"  # find the coordinator again, then heartbeat at once
     RETRY = "retry"  # heartbeat again after the retry backoff
@@ -91,9 +91,11 @@ class ConsumerGroupMember:
         self.heartbeat_interval_ms: int | None = None
         #: What the member owns (applied, and told to the coordinator or about to be).
         self.owned: dict[uuid.UUID, frozenset[int]] = {}
-        #: The last target the coordinator sent and poll() has not applied yet.
+        #: The last target the coordinator sent and the driver has not applied yet.
         self.target: dict[uuid.UUID, frozenset[int]] | None = None
         self.fatal_error: Errors.KafkaError | None = None
+        #: The coordinator has sent an assignment (possibly empty) since the member last joined.
+        self.assignment_known = False
         self._names: tuple[str, ...] = ()
         self._regex: str | None = None
         self._subscribed = False
@@ -133,6 +135,7 @@ class ConsumerGroupMember:
 
     def _left(self) -> None:
         self.epoch = JOIN_EPOCH
+        self.assignment_known = False
         self.owned = {}
         self.target = None
         self._sent_subscription = self._sent_owned = None
@@ -140,6 +143,7 @@ class ConsumerGroupMember:
 
     def _join(self) -> None:
         self.epoch = JOIN_EPOCH
+        self.assignment_known = False
         self.target = None
         self._sent_subscription = self._sent_owned = None
         self.state = MemberState.JOINING
@@ -204,6 +208,7 @@ class ConsumerGroupMember:
         if resp.heartbeat_interval_ms > 0:
             self.heartbeat_interval_ms = resp.heartbeat_interval_ms
         if resp.assignment is not None:
+            self.assignment_known = True
             target = {tp.topic_id: frozenset(tp.partitions) for tp in resp.assignment.topic_partitions
                       if tp.partitions}
             if target != self.owned or self.state is MemberState.JOINING:
@@ -249,18 +254,19 @@ class ConsumerGroupMember:
             return
         self.state = MemberState.FENCED
         self.target = None
+        self.assignment_known = False
         self._sent_subscription = self._sent_owned = None
 
     # -- after the driver acted ---------------------------------------------------------------------
     def reconciled(self, applied: Mapping[uuid.UUID, frozenset[int]],
                    owned: Mapping[uuid.UUID, frozenset[int]], complete: bool = True) -> None:
-        """poll() applied the target ``applied`` (``owned`` is what the member has now); report it next.
+        """The driver applied the target ``applied`` (``owned`` is what the member has now); report it next.
 
         ``complete`` is False when some of the target's topics are not yet known by name: the rest stays
-        due, and poll() tries again after a metadata refresh. A target that arrived while poll() was
+        due, and the driver tries again after a metadata refresh. A target that arrived while it was
         applying ``applied`` stays due as well."""
         if self.state is not MemberState.RECONCILING:
-            return  # fenced or left meanwhile: what poll() applied is moot
+            return  # fenced or left meanwhile: what the driver applied is moot
         self.owned = {tid: ps for tid, ps in owned.items() if ps}
         if complete and self.target is applied:
             self.target = None
@@ -277,8 +283,8 @@ class ConsumerGroupMember:
     def poll_timeout(self) -> ConsumerGroupHeartbeatRequest | None:
         """poll() was not called within max_poll_interval_ms: the leave heartbeat to send (Java's rule).
 
-        The member waits as FENCED: the next poll() gives its partitions up as lost and calls rejoin()
-        (the driver must not call left() here, which would rejoin at once)."""
+        The member waits as FENCED: after the next poll() the driver gives its partitions up as lost and calls
+        rejoin() (the driver must not call left() here, which would rejoin at once)."""
         subscribed = self._subscribed
         req = self.leave()
         self._subscribed = subscribed

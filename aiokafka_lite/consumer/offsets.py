@@ -15,7 +15,7 @@ from ..net.list_offsets import EARLIEST, LATEST, ListedOffset, list_offsets
 from ..structs import TopicPartition
 from .cluster_view import ConsumerClient
 
-__all__ = ["EARLIEST", "LATEST", "OffsetAndTimestamp", "OffsetLookup"]
+__all__ = ["EARLIEST", "LATEST", "OffsetAndTimestamp", "OffsetLookup", "first_error"]
 
 
 class OffsetAndTimestamp(NamedTuple):
@@ -35,23 +35,39 @@ class OffsetLookup:
         self._read_committed = isolation_level == "read_committed"
         self._backoff = (retry_backoff_ms, retry_backoff_max_ms)
 
+    async def lookup(self, timestamps: Mapping[TopicPartition, int], timeout: float
+                     ) -> tuple[dict[TopicPartition, OffsetAndTimestamp | None], dict[TopicPartition,
+                                                                                    Errors.KafkaError]]:
+        """Each partition's answer (None where no offset exists), and apart, each failed partition's error
+        (a final broker error, or KafkaTimeoutError for one still unanswered at the deadline). One
+        partition's failure never hides the others' answers."""
+        outcomes = await list_offsets(
+            self._client, timestamps, timeout=timeout, read_committed=self._read_committed,
+            retry_backoff_ms=self._backoff[0], retry_backoff_max_ms=self._backoff[1])
+        found = {tp: _read(o) for tp, o in outcomes.items() if isinstance(o, ListedOffset)}
+        failed = {tp: o for tp, o in sorted(outcomes.items()) if isinstance(o, Errors.KafkaError)}
+        return found, failed
+
     async def list_offsets(self, timestamps: Mapping[TopicPartition, int],
                            timeout: float) -> dict[TopicPartition, OffsetAndTimestamp | None]:
         """Offset per partition for each timestamp (EARLIEST, LATEST or ms); None where none exists.
 
-        Raises the first partition's error: a final broker error, or :class:`KafkaTimeoutError` naming a
-        partition still unanswered at the deadline (and the number of others).
+        For a call that asked for these partitions (beginning_offsets, ...): raises the first failed
+        partition's error (see :func:`first_error`).
         """
-        outcomes = await list_offsets(
-            self._client, timestamps, timeout=timeout, read_committed=self._read_committed,
-            retry_backoff_ms=self._backoff[0], retry_backoff_max_ms=self._backoff[1])
-        failed = [(tp, o) for tp, o in sorted(outcomes.items()) if isinstance(o, Errors.KafkaError)]
+        found, failed = await self.lookup(timestamps, timeout)
         if failed:
-            error = failed[0][1]
-            if len(failed) > 1 and error.args:
-                error.args = (f"{error.args[0]} (and {len(failed) - 1} more partitions)", *error.args[1:])
-            raise error
-        return {tp: _read(o) for tp, o in outcomes.items() if isinstance(o, ListedOffset)}
+            raise first_error(failed)
+        return found
+
+
+def first_error(failed: Mapping[TopicPartition, Errors.KafkaError]) -> Errors.KafkaError:
+    """The first partition's error, its message counting the other failed partitions."""
+    ordered = sorted(failed.items())
+    error = ordered[0][1]
+    if len(ordered) > 1 and error.args:
+        error.args = (f"{error.args[0]} (and {len(ordered) - 1} more partitions)", *error.args[1:])
+    return error
 
 
 def _read(answer: ListedOffset) -> OffsetAndTimestamp | None:

@@ -98,6 +98,9 @@ class SubscriptionState:
         #: Topics of the whole group (the leader needs metadata for all of them to assign).
         self.group_subscription: set[str] = set()
         self.listener: Any = None
+        #: Call the listener's on_partitions_revoked before every JoinGroup, even with nothing owned (as
+        #: aiokafka does; the native default follows Java: only when something is revoked).
+        self.revoke_before_every_join = False
         self._assignment: dict[TopicPartition, PartitionState] = {}
         #: Bumped on every assignment change so that stale work (a fetch, a commit) can tell.
         self.assignment_id = 0
@@ -165,6 +168,7 @@ class SubscriptionState:
         self.group_subscription = set()
         self.pattern = None
         self.listener = None
+        self.revoke_before_every_join = False
         self.subscription_type = SubscriptionType.NONE
         self._replace_assignment(set())
 

@@ -172,12 +172,15 @@ async def test_cooperative_sticky_never_revokes_what_stays(broker: Any, new_topi
     listeners = [Recorder() for _ in range(3)]
     members = [Consumer(bootstrap_servers=broker.bootstrap, group_id=group,
                         partition_assignment_strategy="cooperative-sticky", **FAST_GROUP) for _ in range(3)]
-    for m, lis in zip(members, listeners, strict=True):
+    for m, lis in zip(members[:2], listeners[:2], strict=True):
         await m.start()
         m.subscribe([topic], listener=lis)
     try:
         await wait_assigned(members[:2], [3, 3], 20)
         before = [m.assignment() for m in members[:2]]
+        # A started member joins in the background (polled or not): the third one comes now.
+        await members[2].start()
+        members[2].subscribe([topic], listener=listeners[2])
         await wait_assigned(members, [2, 2, 2], 30)
         for m, lis, had in zip(members[:2], listeners[:2], before, strict=True):
             kept = had & m.assignment()

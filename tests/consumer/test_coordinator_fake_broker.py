@@ -96,7 +96,7 @@ async def _join(join_errors: list[int]) -> tuple[GroupCoordinator, SubscriptionS
             subs.subscribe(["t"])
             coord = GroupCoordinator(client, subs, cfg, make_assignors(cfg.partition_assignment_strategy),
                                      ConsumerMetrics(), lambda tps: None)
-            await coord.poll(time.monotonic() + 10)
+            await coord.membership_round(time.monotonic() + 10)
             return coord, subs, group
         finally:
             await client.close()

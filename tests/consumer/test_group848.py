@@ -437,3 +437,20 @@ async def test_heartbeats_follow_the_interval_the_broker_names(mc: MockCluster, 
         assert 3 <= beats <= 8, f"{beats} heartbeats in 1.5 s at a 300 ms interval"
     finally:
         await c.stop()
+
+
+async def test_a_member_is_assigned_without_polling(mc: MockCluster, topic: str,
+                                                    new_topic: Callable[..., str]) -> None:
+    """Membership advances in the background (the listener runs there too): no poll() is needed."""
+    rec = Recorder()
+    async with ours(mc, new_topic("g")) as consumer:
+        consumer.subscribe([topic], listener=rec)
+        everything = {TP(topic, p) for p in range(PARTITIONS)}
+        deadline = time.monotonic() + 20
+        while consumer.assignment() != everything:  # not polling
+            assert time.monotonic() < deadline, "no assignment without poll()"
+            await asyncio.sleep(0.05)
+        got = await consumer.wait_for_assignment(20)
+        assert got == everything
+        assert rec.events == [("assigned", frozenset(got))]
+        assert await consumer.position(TP(topic, PARTITIONS - 1)) == 0

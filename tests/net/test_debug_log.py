@@ -49,7 +49,7 @@ async def test_debug_all_logs_summaries_and_no_secret(plain_broker: SaslBroker, 
     async with Producer(debug="all", allow_auto_create_topics=True, **_sasl(plain_broker)) as producer:
         md = await producer.send_and_wait(topic, b"value", key=b"key", partition=0)
     async with Consumer(debug="all", auto_offset_reset="earliest", group_id=f"g-{topic}",
-                        **_sasl(plain_broker)) as consumer:
+                        allow_auto_create_topics=False, **_sasl(plain_broker)) as consumer:
         consumer.assign([TopicPartition(topic, 0)])
         record = await consumer.getone()
         assert record.offset == md.offset
