@@ -28,7 +28,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -298,6 +298,25 @@ class MockCluster(Lifecycle):
     def set_rtt(self, broker_id: int, rtt_ms: int) -> None:
         """Delay every response of the broker by ``rtt_ms`` (0 restores)."""
         self._call("broker_set_rtt", broker_id=broker_id, rtt_ms=rtt_ms)
+
+    @contextlib.contextmanager
+    def broker_down(self, broker_id: int = ALL_BROKERS) -> Iterator[None]:
+        """``with cluster.broker_down(2):`` the broker refuses connections inside the block and accepts them
+        again (same port) after it, even when the block raises."""
+        self.set_down(broker_id)
+        try:
+            yield
+        finally:
+            self.set_up(broker_id)
+
+    @contextlib.contextmanager
+    def delayed_link(self, broker_id: int, rtt_ms: int) -> Iterator[None]:
+        """``with cluster.delayed_link(1, 500):`` its answers are ``rtt_ms`` late inside the block."""
+        self.set_rtt(broker_id, rtt_ms)
+        try:
+            yield
+        finally:
+            self.set_rtt(broker_id, 0)
 
     def set_rack(self, broker_id: int, rack: str) -> None:
         self._call("broker_set_rack", broker_id=broker_id, rack=rack)

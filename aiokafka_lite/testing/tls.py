@@ -10,19 +10,29 @@ client certificate signed by the CA (:func:`make_client_certificate`). Every pro
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import shutil
 import socket
 import ssl
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from .._lifecycle import Lifecycle
-from ..embedded import find_broker_binary, free_port, probe_api_versions, read_tail, stop_pid
+from ..embedded import (
+    _die_with_parent,
+    find_broker_binary,
+    free_port,
+    probe_api_versions,
+    read_tail,
+    stop_pid,
+)
 from ..errors import KafkaError
 
 __all__ = [
@@ -254,8 +264,25 @@ class TlsTerminator:
         stop_pid(proc, grace=3.0)
 
 
+_LIVE: set[TansuProcess] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+@atexit.register
+def _stop_all_at_exit() -> None:
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for tansu in live:
+        with contextlib.suppress(Exception):
+            tansu.stop()
+
+
 class TansuProcess:
-    """Tansu listening on ``port`` but advertising ``advertised`` (a terminator's or a front's)."""
+    """Tansu listening on ``port`` but advertising ``advertised`` (a terminator's or a front's).
+
+    Like :class:`~aiokafka_lite.embedded.EmbeddedBroker`, it is stopped at interpreter exit and (Linux,
+    started from the main thread) by the kernel when its owner dies, so a killed test run leaves no broker.
+    """
 
     def __init__(
         self, advertised: tuple[str, int], *, port: int | None = None, log_dir: Path | None = None
@@ -293,7 +320,10 @@ class TansuProcess:
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
+                preexec_fn=_die_with_parent(),
             )
+        with _LIVE_LOCK:
+            _LIVE.add(self)
         deadline = time.monotonic() + timeout
         while True:
             if self._proc.poll() is not None:
@@ -315,6 +345,8 @@ class TansuProcess:
         proc, self._proc = self._proc, None
         if proc is not None:
             stop_pid(proc, grace=3.0)
+        with _LIVE_LOCK:
+            _LIVE.discard(self)
         if self._own_dir is not None:
             shutil.rmtree(self._own_dir, ignore_errors=True)
 
