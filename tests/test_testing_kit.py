@@ -163,3 +163,15 @@ async def test_sasl_front_stop_ends_open_connections_promptly() -> None:
         w.close()
     upstream.close()
     await upstream.wait_closed()
+
+
+def test_the_pytest_examples_of_docs_testing_are_the_sample_apps_tests() -> None:
+    """docs/testing.md's ```py blocks run in `make test` as examples/orders_app's suite: keep them equal."""
+    doc = (ROOT / "docs" / "testing.md").read_text()
+    suite = (ROOT / "examples" / "orders_app" / "tests" / "test_orders.py").read_text()
+    blocks = re.findall(r"^```py\n(.*?)^```", doc, re.S | re.M)
+    assert len(blocks) >= 4
+    for block in blocks:
+        assert block.strip() in suite, block[:200]
+    tests_in_suite = re.findall(r"^async def (test_\w+)", suite, re.M)
+    assert all(f"async def {name}(" in doc for name in tests_in_suite)
