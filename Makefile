@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench lint typecheck generate docs clean sysdeps venv venv313
+.PHONY: demo test test-lane-main test-lane-other test-fast bench lint typecheck generate docs clean sysdeps venv venv313
 
 EXT_SOURCES := $(shell find aiokafka_lite -name '*.pyx' -o -name '*.pxi' -o -name '*.pxd')
 
@@ -44,10 +44,13 @@ sysdeps:
 demo: $(STAMP)
 	$(PY) -m aiokafka_lite.demo
 
-# The whole suite on asyncio's own loop (Python 3.11), then every test that runs an event loop again on
-# uvloop under Python 3.13 with the compiled hot path built for it, then the hot-path tests on the
-# pure-Python twin, then the sample application's own suite (examples/orders_app, the testing kit's
-# fixtures loaded from the installed entry point, as a user's suite gets them).
+# Two independent lanes, side by side (the suite waits on brokers, timeouts and child processes more than it
+# computes, and every broker and mock cluster takes a free port of its own):
+# * the whole suite on asyncio's own loop under Python 3.11;
+# * every test that runs an event loop again on uvloop under Python 3.13 with the compiled hot path built
+#   for it, then the hot-path tests on the pure-Python twin, then the sample application's own suite
+#   (examples/orders_app: the testing kit's fixtures come from the installed entry point, as a user's do).
+# Each lane's output is printed whole when it ends (-O). TEST_JOBS=1 runs the lanes one after the other.
 UVLOOP_TESTS := tests/net tests/producer tests/consumer tests/admin tests/cli tests/metrics tests/test_embedded.py tests/test_mockcluster.py
 # On 3.13 too: the compiled records core.
 PY313_TESTS := $(UVLOOP_TESTS) tests/records
@@ -56,8 +59,15 @@ PY313_TESTS := $(UVLOOP_TESTS) tests/records
 # exercise it, so both builds stay correct (the twin tests also hold them byte-identical).
 PURE_TESTS := tests/records tests/producer tests/consumer
 
+TEST_JOBS ?= 2
+
 test: sysdeps $(STAMP) $(STAMP313)
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) -O test-lane-main test-lane-other
+
+test-lane-main:
 	$(PY) -m pytest -q -p no:cacheprovider
+
+test-lane-other:
 	AIOKAFKA_LITE_LOOP=uvloop $(PY313) -m pytest -q -p no:cacheprovider $(PY313_TESTS)
 	AIOKAFKA_LITE_PURE=1 $(PY) -m pytest -q -p no:cacheprovider $(PURE_TESTS)
 	$(PY) -m pytest -q -p no:cacheprovider examples/orders_app
