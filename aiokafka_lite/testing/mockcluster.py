@@ -15,7 +15,6 @@ Limits (see /work/shared/brokers.md): no admin APIs (create topics with :meth:`c
 from __future__ import annotations
 
 import asyncio
-import atexit
 import contextlib
 import glob
 import importlib.util
@@ -35,6 +34,7 @@ from typing import Any, Literal, NamedTuple
 from .._lifecycle import Lifecycle
 from ..embedded import read_tail, stop_pid
 from ..errors import BrokerResponseError, IllegalArgumentError, KafkaError
+from ._exit import ExitRegistry
 
 __all__ = [
     "ALL_BROKERS",
@@ -92,17 +92,7 @@ def _errno(code: ErrorCode) -> int:
     raise IllegalArgumentError(f"error code must be an int or a BrokerResponseError class, got {code!r}")
 
 
-_LIVE: set[MockCluster] = set()
-_LIVE_LOCK = threading.Lock()
-
-
-@atexit.register
-def _stop_all_at_exit() -> None:
-    with _LIVE_LOCK:
-        live = list(_LIVE)
-    for cluster in live:
-        with contextlib.suppress(Exception):
-            cluster.stop()
+_LIVE = ExitRegistry()
 
 
 class MockCluster(Lifecycle):
@@ -180,8 +170,7 @@ class MockCluster(Lifecycle):
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, start_new_session=True
             )
         self._buf = b""
-        with _LIVE_LOCK:
-            _LIVE.add(self)
+        _LIVE.add(self)
         try:
             hello = self._read_answer(timeout, "start")
         except MockClusterError:
@@ -202,8 +191,7 @@ class MockCluster(Lifecycle):
                     with contextlib.suppress(OSError):
                         pipe.close()
             code = stop_pid(self._proc, grace)
-        with _LIVE_LOCK:
-            _LIVE.discard(self)
+        _LIVE.discard(self)
         if self._owned_dir is not None:
             shutil.rmtree(self._owned_dir, ignore_errors=True)
             self._owned_dir = None

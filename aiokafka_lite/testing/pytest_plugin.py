@@ -25,7 +25,7 @@ from ..embedded import EmbeddedBroker
 from .kit import TopicFactory
 from .mockcluster import MockCluster
 
-__all__ = ["kafka_broker", "kafka_cluster", "kafka_topic"]
+__all__ = ["kafka_broker", "kafka_cluster", "kafka_topic", "run_broker"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -37,16 +37,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   default="noida")
 
 
-@pytest.fixture(scope="session")
-def _aiokafka_lite_session_broker(request: pytest.FixtureRequest,
-                                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
-    kind = request.config.getoption("--kafka-broker") or request.config.getini("aiokafka_lite_broker")
-    broker = EmbeddedBroker(kind, log_dir=tmp_path_factory.mktemp(f"kafka-broker-{kind}"))
+def run_broker(kind: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
+    """The body of a broker fixture: start one logging under the session's temporary directory, yield it,
+    stop it (whoever restarted it meanwhile)."""
+    broker = EmbeddedBroker(kind, log_dir=tmp_path_factory.mktemp(f"{kind}-log"))
     broker.start()
     try:
         yield broker
     finally:
         broker.stop()
+
+
+@pytest.fixture(scope="session")
+def _aiokafka_lite_session_broker(request: pytest.FixtureRequest,
+                                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
+    kind = request.config.getoption("--kafka-broker") or request.config.getini("aiokafka_lite_broker")
+    yield from run_broker(kind, tmp_path_factory)
 
 
 @pytest.fixture

@@ -10,15 +10,12 @@ client certificate signed by the CA (:func:`make_client_certificate`). Every pro
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import os
 import shutil
 import socket
 import ssl
 import subprocess
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +31,7 @@ from ..embedded import (
     stop_pid,
 )
 from ..errors import KafkaError
+from ._exit import ExitRegistry
 
 __all__ = [
     "CertificateSet",
@@ -264,17 +262,7 @@ class TlsTerminator:
         stop_pid(proc, grace=3.0)
 
 
-_LIVE: set[TansuProcess] = set()
-_LIVE_LOCK = threading.Lock()
-
-
-@atexit.register
-def _stop_all_at_exit() -> None:
-    with _LIVE_LOCK:
-        live = list(_LIVE)
-    for tansu in live:
-        with contextlib.suppress(Exception):
-            tansu.stop()
+_LIVE = ExitRegistry()
 
 
 class TansuProcess:
@@ -322,8 +310,7 @@ class TansuProcess:
                 start_new_session=True,
                 preexec_fn=_die_with_parent(),
             )
-        with _LIVE_LOCK:
-            _LIVE.add(self)
+        _LIVE.add(self)
         deadline = time.monotonic() + timeout
         while True:
             if self._proc.poll() is not None:
@@ -345,8 +332,7 @@ class TansuProcess:
         proc, self._proc = self._proc, None
         if proc is not None:
             stop_pid(proc, grace=3.0)
-        with _LIVE_LOCK:
-            _LIVE.discard(self)
+        _LIVE.discard(self)
         if self._own_dir is not None:
             shutil.rmtree(self._own_dir, ignore_errors=True)
 
