@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench lint typecheck generate docs clean sysdeps
+.PHONY: demo test test-lane-main test-lane-other test-fast bench lint typecheck generate docs clean sysdeps venv venv313
 
 EXT_SOURCES := $(shell find aiokafka_lite -name '*.pyx' -o -name '*.pxi' -o -name '*.pxd')
 
@@ -20,24 +20,58 @@ $(STAMP): pyproject.toml setup.py $(EXT_SOURCES)
 
 venv: $(STAMP)
 
+# A second interpreter in CI: Python 3.13 from pyenv (the newest we support; 3.11 is the oldest). Its venv
+# holds what the event-loop and hot-path tests need (no Spark: the Spark bridge is tested on 3.11).
+PYENV_ROOT ?= $(HOME)/.pyenv
+PYTHON313 ?= $(firstword $(wildcard $(PYENV_ROOT)/versions/3.13*/bin/python3.13) $(shell command -v python3.13))
+VENV313 ?= .venv313
+PY313 := $(VENV313)/bin/python
+STAMP313 := $(VENV313)/.installed
+
+$(STAMP313): pyproject.toml setup.py $(EXT_SOURCES)
+	@test -n "$(PYTHON313)" || { echo "no Python 3.13 (pyenv install 3.13.0, or make PYTHON313=...)"; exit 1; }
+	$(PYTHON313) -m venv $(VENV313)
+	$(PY313) -m pip install -q --upgrade pip setuptools wheel
+	command -v krb5-config >/dev/null 2>&1 || bash scripts/sysdeps.sh
+	$(PY313) -m pip install -q -e '.[dev,speed,gssapi,prometheus,otel,oauth]' --config-settings editable_mode=compat
+	touch $(STAMP313)
+
+venv313: $(STAMP313)
+
 sysdeps:
 	bash scripts/sysdeps.sh
 
 demo: $(STAMP)
 	$(PY) -m aiokafka_lite.demo
 
-# The whole suite on asyncio's own loop, then every test that runs an event loop again on uvloop, then the
-# hot-path tests on the pure-Python twin.
+# Two independent lanes, side by side (the suite waits on brokers, timeouts and child processes more than it
+# computes, and every broker and mock cluster takes a free port of its own):
+# * the whole suite on asyncio's own loop under Python 3.11;
+# * every test that runs an event loop again on uvloop under Python 3.13 with the compiled hot path built
+#   for it, then the hot-path tests on the pure-Python twin, then the sample application's own suite
+#   (examples/orders_app: the testing kit's fixtures come from the installed entry point, as a user's do).
+# Each lane's output is printed whole when it ends (-O). TEST_JOBS=1 runs the lanes one after the other.
 UVLOOP_TESTS := tests/net tests/producer tests/consumer tests/admin tests/cli tests/metrics tests/test_embedded.py tests/test_mockcluster.py
+# On 3.13 too: the compiled records core.
+PY313_TESTS := $(UVLOOP_TESTS) tests/records
 
 # The pure-Python twin of the compiled hot path (records, the send() fast path, handles) runs the tests that
 # exercise it, so both builds stay correct (the twin tests also hold them byte-identical).
 PURE_TESTS := tests/records tests/producer tests/consumer
 
+TEST_JOBS ?= 2
+
+# The 3.13 venv is built in its lane, while the 3.11 lane already runs (on a fresh clone, minutes).
 test: sysdeps $(STAMP)
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) -O test-lane-main test-lane-other
+
+test-lane-main:
 	$(PY) -m pytest -q -p no:cacheprovider
-	AIOKAFKA_LITE_LOOP=uvloop $(PY) -m pytest -q -p no:cacheprovider $(UVLOOP_TESTS)
+
+test-lane-other: $(STAMP313)
+	AIOKAFKA_LITE_LOOP=uvloop $(PY313) -m pytest -q -p no:cacheprovider $(PY313_TESTS)
 	AIOKAFKA_LITE_PURE=1 $(PY) -m pytest -q -p no:cacheprovider $(PURE_TESTS)
+	$(PY) -m pytest -q -p no:cacheprovider examples/orders_app
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -x -m "not slow"
@@ -59,4 +93,4 @@ docs: $(STAMP)
 	$(PY) tools/gen_settings_types.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(VENV313) build *.egg-info

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import errors
 from ._settings import AdminSettings, ConsumerSettings, ProducerSettings
+from ._version import __version__ as __version__
 from .structs import (
     ConsumerRecord,
     NewTopic,
@@ -24,8 +25,6 @@ if TYPE_CHECKING:  # type checkers see the real classes; at run time they are im
     from .consumer.listener import ConsumerRebalanceListener
     from .consumer.share_consumer import ShareConsumer
     from .producer import Producer
-
-__version__ = "0.1.0"
 
 _LAZY = {
     "Producer": ("aiokafka_lite.producer", "Producer"),

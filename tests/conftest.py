@@ -25,6 +25,7 @@ import pytest
 
 from aiokafka_lite.embedded import EmbeddedBroker
 from aiokafka_lite.testing import MockCluster
+from aiokafka_lite.testing.pytest_plugin import run_broker
 
 # --------------------------------------------------------------------------------------------------
 # Event loop: AIOKAFKA_LITE_LOOP=uvloop switches the whole suite. pytest-asyncio 1.5 deprecates
@@ -56,25 +57,16 @@ def pytest_report_header(config: pytest.Config) -> str:
 # Brokers
 
 
-def _session_broker(kind: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
-    broker = EmbeddedBroker(kind, log_dir=tmp_path_factory.mktemp(f"{kind}-log"))
-    broker.start()
-    try:
-        yield broker
-    finally:
-        broker.stop()
-
-
 @pytest.fixture(scope="session")
 def tansu(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
     """The session's Tansu broker (in-memory; node id 111)."""
-    yield from _session_broker("tansu", tmp_path_factory)
+    yield from run_broker("tansu", tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
 def noida(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBroker]:
     """The session's noida-db broker (transactions, timestamps, DeleteRecords work here)."""
-    yield from _session_broker("noida", tmp_path_factory)
+    yield from run_broker("noida", tmp_path_factory)
 
 
 @pytest.fixture(autouse=True)

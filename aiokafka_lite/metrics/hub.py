@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .._version import __version__
 from .kip714 import TelemetryPusher
 from .monitor import ClientMonitor, Entry, Feed
 
@@ -22,8 +23,6 @@ class ClientMetrics:
             connections=kafka_client.connection_stats)
         self.pusher: TelemetryPusher | None = None
         if config.enable_metrics_push:
-            from .. import __version__
-
             attrs = {"client_id": config.client_id, **(resource or {})}
             self.pusher = TelemetryPusher(kafka_client, self.monitor.snapshot, attrs, __version__)
         self._timeout = min(config.request_timeout_ms / 1000.0, 5.0)

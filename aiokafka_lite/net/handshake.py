@@ -17,7 +17,7 @@ import struct
 import time
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
+from .._version import __version__
 from ..errors import AuthenticationFailedError, ProtocolError, UnsupportedVersionError, for_code
 from ..protocol import decode_response
 from ..protocol.messages.api_versions import ApiVersionsRequest

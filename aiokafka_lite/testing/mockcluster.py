@@ -15,7 +15,6 @@ Limits (see /work/shared/brokers.md): no admin APIs (create topics with :meth:`c
 from __future__ import annotations
 
 import asyncio
-import atexit
 import contextlib
 import glob
 import importlib.util
@@ -28,13 +27,14 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from .._lifecycle import Lifecycle
 from ..embedded import read_tail, stop_pid
 from ..errors import BrokerResponseError, IllegalArgumentError, KafkaError
+from ._exit import ExitRegistry
 
 __all__ = [
     "ALL_BROKERS",
@@ -92,17 +92,7 @@ def _errno(code: ErrorCode) -> int:
     raise IllegalArgumentError(f"error code must be an int or a BrokerResponseError class, got {code!r}")
 
 
-_LIVE: set[MockCluster] = set()
-_LIVE_LOCK = threading.Lock()
-
-
-@atexit.register
-def _stop_all_at_exit() -> None:
-    with _LIVE_LOCK:
-        live = list(_LIVE)
-    for cluster in live:
-        with contextlib.suppress(Exception):
-            cluster.stop()
+_LIVE = ExitRegistry()
 
 
 class MockCluster(Lifecycle):
@@ -180,8 +170,7 @@ class MockCluster(Lifecycle):
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, start_new_session=True
             )
         self._buf = b""
-        with _LIVE_LOCK:
-            _LIVE.add(self)
+        _LIVE.add(self)
         try:
             hello = self._read_answer(timeout, "start")
         except MockClusterError:
@@ -202,8 +191,7 @@ class MockCluster(Lifecycle):
                     with contextlib.suppress(OSError):
                         pipe.close()
             code = stop_pid(self._proc, grace)
-        with _LIVE_LOCK:
-            _LIVE.discard(self)
+        _LIVE.discard(self)
         if self._owned_dir is not None:
             shutil.rmtree(self._owned_dir, ignore_errors=True)
             self._owned_dir = None
@@ -298,6 +286,25 @@ class MockCluster(Lifecycle):
     def set_rtt(self, broker_id: int, rtt_ms: int) -> None:
         """Delay every response of the broker by ``rtt_ms`` (0 restores)."""
         self._call("broker_set_rtt", broker_id=broker_id, rtt_ms=rtt_ms)
+
+    @contextlib.contextmanager
+    def broker_down(self, broker_id: int = ALL_BROKERS) -> Iterator[None]:
+        """``with cluster.broker_down(2):`` the broker refuses connections inside the block and accepts them
+        again (same port) after it, even when the block raises."""
+        self.set_down(broker_id)
+        try:
+            yield
+        finally:
+            self.set_up(broker_id)
+
+    @contextlib.contextmanager
+    def delayed_link(self, broker_id: int, rtt_ms: int) -> Iterator[None]:
+        """``with cluster.delayed_link(1, 500):`` its answers are ``rtt_ms`` late inside the block."""
+        self.set_rtt(broker_id, rtt_ms)
+        try:
+            yield
+        finally:
+            self.set_rtt(broker_id, 0)
 
     def set_rack(self, broker_id: int, rack: str) -> None:
         self._call("broker_set_rack", broker_id=broker_id, rack=rack)

@@ -133,14 +133,17 @@ class SaslFront:
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
-            self._server = None
+        """Stop listening, end every relayed connection, then wait for the server: since CPython
+        3.12.1 ``wait_closed()`` waits for every open connection, so the tasks holding them go first."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if server is not None:
+            await server.wait_closed()
 
     async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()

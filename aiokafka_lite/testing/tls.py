@@ -22,8 +22,16 @@ from pathlib import Path
 from typing import Literal
 
 from .._lifecycle import Lifecycle
-from ..embedded import find_broker_binary, free_port, probe_api_versions, read_tail, stop_pid
+from ..embedded import (
+    _die_with_parent,
+    find_broker_binary,
+    free_port,
+    probe_api_versions,
+    read_tail,
+    stop_pid,
+)
 from ..errors import KafkaError
+from ._exit import ExitRegistry
 
 __all__ = [
     "CertificateSet",
@@ -254,8 +262,15 @@ class TlsTerminator:
         stop_pid(proc, grace=3.0)
 
 
+_LIVE = ExitRegistry()
+
+
 class TansuProcess:
-    """Tansu listening on ``port`` but advertising ``advertised`` (a terminator's or a front's)."""
+    """Tansu listening on ``port`` but advertising ``advertised`` (a terminator's or a front's).
+
+    Like :class:`~aiokafka_lite.embedded.EmbeddedBroker`, it is stopped at interpreter exit and (Linux,
+    started from the main thread) by the kernel when its owner dies, so a killed test run leaves no broker.
+    """
 
     def __init__(
         self, advertised: tuple[str, int], *, port: int | None = None, log_dir: Path | None = None
@@ -293,7 +308,9 @@ class TansuProcess:
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
+                preexec_fn=_die_with_parent(),
             )
+        _LIVE.add(self)
         deadline = time.monotonic() + timeout
         while True:
             if self._proc.poll() is not None:
@@ -315,6 +332,7 @@ class TansuProcess:
         proc, self._proc = self._proc, None
         if proc is not None:
             stop_pid(proc, grace=3.0)
+        _LIVE.discard(self)
         if self._own_dir is not None:
             shutil.rmtree(self._own_dir, ignore_errors=True)
 
