@@ -67,7 +67,7 @@ class Producer(SendCore):
         SendCore.__init__(self)
         cfg = self._config = Config(PRODUCER, settings)
         self._client = KafkaClient(cfg, allow_auto_create_topics=cfg.allow_auto_create_topics,
-                                   api_version_caps=api_version_caps)
+                                   api_version_caps=api_version_caps, closed_error=ProducerClosedError)
         self._key_serializer = cfg.key_serializer
         self._value_serializer = cfg.value_serializer
         for name in ("key_serializer", "value_serializer"):
@@ -146,10 +146,10 @@ class Producer(SendCore):
 
     async def start(self) -> None:
         """Connect (bootstrap), start the Sender, and with a transactional_id initialize transactions."""
+        if self._closed:  # before _started: a stopped producer stays started-and-closed
+            raise ProducerClosedError("this producer was stopped; make a new one")
         if self._started:
             return
-        if self._closed:
-            raise ProducerClosedError("this producer was stopped; make a new one")
         cfg = self._config
         loop = self._loop = asyncio.get_running_loop()
         await self._client.start()
