@@ -28,7 +28,7 @@ demo: $(STAMP)
 
 # The whole suite on asyncio's own loop, then every test that runs an event loop again on uvloop, then the
 # hot-path tests on the pure-Python twin.
-UVLOOP_TESTS := tests/net tests/producer tests/consumer tests/admin tests/cli tests/metrics tests/test_embedded.py tests/test_mockcluster.py
+UVLOOP_TESTS := tests/net tests/producer tests/consumer tests/admin tests/contract tests/cli tests/metrics tests/test_embedded.py tests/test_mockcluster.py
 
 # The pure-Python twin of the compiled hot path (records, the send() fast path, handles) runs the tests that
 # exercise it, so both builds stay correct (the twin tests also hold them byte-identical).
