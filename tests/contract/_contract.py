@@ -151,3 +151,46 @@ async def within(aw: Awaitable[Any], what: str = "the call") -> Any:
         return await asyncio.wait_for(aw, BOUND)
     except asyncio.TimeoutError:
         raise AssertionError(f"{what} did not finish within {BOUND} s") from None
+
+
+# --- the lifecycle clauses, alike for every client ---------------------------------------------------
+
+#: The calls that stop a client; each returns at once on a stopped one.
+STOPPERS = ("stop", "close", "__aexit__")
+#: The calls that start a client.
+STARTERS = ("start", "__aenter__")
+
+
+def lifecycle_call(client: Any, name: str) -> Call:
+    if name == "__aexit__":
+        return lambda: client.__aexit__(None, None, None)
+    return getattr(client, name)
+
+
+async def stopper_after_stop_returns(client: Any, name: str) -> None:
+    await within(client.stop(), "stop()")
+    await raises_at_once(lifecycle_call(client, name), None)
+
+
+async def starter_after_stop(client: Any, name: str,
+                             expected: type[BaseException] | tuple[type[BaseException], ...] | None) -> None:
+    await within(client.stop(), "stop()")
+    await raises_at_once(lifecycle_call(client, name), expected)
+
+
+async def cancelled_stop_then_stop(client: Any, point: str, check: Call,
+                                   expected: type[BaseException]) -> None:
+    """A cancelled stop() leaves a client that stop() stops: ``check`` then raises ``expected``."""
+    await cancel_at(client.stop, point)
+    await within(client.stop(), "stop() after a cancelled stop()")
+    await raises_at_once(check, expected)
+
+
+async def second_stop_waits(stop: Call, pid: int) -> None:
+    """With the broker hung, a second stop() returns only once the first has finished stopping."""
+    with frozen(pid):
+        first = asyncio.ensure_future(stop())
+        await asyncio.sleep(0)
+        await within(stop(), "a second stop()")
+        assert first.done(), "the second stop() returned while the first was still stopping"
+    await within(first, "the first stop()")

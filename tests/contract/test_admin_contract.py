@@ -17,11 +17,14 @@ import pytest
 from _contract import (
     CANCEL_POINTS,
     REQUEST_TIMEOUT_MS,
+    STOPPERS,
     cancel_at,
     cancel_waiting,
+    cancelled_stop_then_stop,
     frozen,
     raises_at_once,
     stop_wakes,
+    stopper_after_stop_returns,
     within,
 )
 
@@ -168,18 +171,13 @@ async def test_cancelled_start_leaves_an_admin_that_starts(ctx: Ctx, kind: str) 
 @pytest.mark.parametrize("kind", ["tansu", "noida"])
 async def test_cancelled_stop_then_stop_again_stops(ctx: Ctx, kind: str, point: str) -> None:
     a = await _started(ctx)
-    await cancel_at(a.stop, point)
-    await within(a.stop(), "stop() after a cancelled stop()")
-    await raises_at_once(a.list_topics, IllegalStateError)
+    await cancelled_stop_then_stop(a, point, a.list_topics, IllegalStateError)
 
 
-@pytest.mark.parametrize("name", ["stop", "close", "__aexit__"])
+@pytest.mark.parametrize("name", STOPPERS)
 @pytest.mark.parametrize("kind", ["tansu", "noida"])
 async def test_stop_after_stop_returns_at_once(ctx: Ctx, kind: str, name: str) -> None:
-    a = await _started(ctx)
-    await within(a.stop(), "stop()")
-    call = {"stop": a.stop, "close": a.close, "__aexit__": lambda: a.__aexit__(None, None, None)}[name]
-    await raises_at_once(call, None)
+    await stopper_after_stop_returns(await _started(ctx), name)
 
 
 @pytest.mark.parametrize("kind", ["tansu", "noida"])

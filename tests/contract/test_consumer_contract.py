@@ -6,7 +6,6 @@ broker stopped answering; ``None``: the call never waits on the broker), and the
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -18,11 +17,17 @@ from _contract import (
     BOUND,
     CANCEL_POINTS,
     REQUEST_TIMEOUT_MS,
+    STARTERS,
+    STOPPERS,
     cancel_at,
     cancel_waiting,
+    cancelled_stop_then_stop,
     frozen,
     raises_at_once,
+    second_stop_waits,
+    starter_after_stop,
     stop_wakes,
+    stopper_after_stop_returns,
     within,
 )
 
@@ -193,35 +198,23 @@ async def test_cancelled_start_leaves_a_consumer_that_starts(ctx: Ctx) -> None:
 @pytest.mark.parametrize("point", CANCEL_POINTS)
 async def test_cancelled_stop_then_stop_again_stops(ctx: Ctx, point: str) -> None:
     c = await _consumer(ctx)
-    await cancel_at(c.stop, point)
-    await within(c.stop(), "stop() after a cancelled stop()")
-    await raises_at_once(c.getone, ConsumerStoppedError)
+    await cancelled_stop_then_stop(c, point, c.getone, ConsumerStoppedError)
 
 
 async def test_second_stop_returns_when_stopped(ctx: Ctx) -> None:
     c = await _consumer(ctx)
-    with frozen(ctx.broker.pid):
-        first = asyncio.ensure_future(c.stop())
-        await asyncio.sleep(0)
-        await within(c.stop(), "a second stop()")
-        assert first.done(), "the second stop() returned while the first was still stopping"
-    await within(first, "the first stop()")
+    await second_stop_waits(c.stop, ctx.broker.pid)
 
 
-@pytest.mark.parametrize("name", ["stop", "close", "__aexit__"])
+@pytest.mark.parametrize("name", STOPPERS)
 async def test_stop_after_stop_returns_at_once(ctx: Ctx, name: str) -> None:
-    c = await _consumer(ctx)
-    await within(c.stop(), "stop()")
-    call = {"stop": c.stop, "close": c.close, "__aexit__": lambda: c.__aexit__(None, None, None)}[name]
-    await raises_at_once(call, None)
+    await stopper_after_stop_returns(await _consumer(ctx), name)
 
 
-@pytest.mark.parametrize("name", ["start", "__aenter__"])
+@pytest.mark.parametrize("name", STARTERS)
 async def test_start_after_stop_raises(ctx: Ctx, name: str) -> None:
     """A stopped consumer is not restarted: its group membership and fetch state are gone."""
-    c = await _consumer(ctx)
-    await within(c.stop(), "stop()")
-    await raises_at_once(getattr(c, name), ConsumerStoppedError)
+    await starter_after_stop(await _consumer(ctx), name, ConsumerStoppedError)
 
 
 async def test_stop_bounded_while_the_broker_hangs(ctx: Ctx) -> None:

@@ -18,11 +18,16 @@ import pytest_asyncio
 from _contract import (
     CANCEL_POINTS,
     REQUEST_TIMEOUT_MS,
+    STARTERS,
+    STOPPERS,
     cancel_at,
     cancel_waiting,
+    cancelled_stop_then_stop,
     frozen,
     raises_at_once,
+    starter_after_stop,
     stop_wakes,
+    stopper_after_stop_returns,
     within,
 )
 
@@ -193,25 +198,18 @@ async def test_cancelled_start_leaves_a_producer_that_starts(ctx: Ctx) -> None:
 async def test_cancelled_stop_then_stop_again_stops(ctx: Ctx, point: str) -> None:
     p = await _started(ctx)
     await p.send(ctx.topic, VALUE, partition=0)
-    await cancel_at(p.stop, point)
-    await within(p.stop(), "stop() after a cancelled stop()")
-    await raises_at_once(lambda: p.send(ctx.topic, VALUE), ProducerClosedError)
+    await cancelled_stop_then_stop(p, point, lambda: p.send(ctx.topic, VALUE), ProducerClosedError)
 
 
-@pytest.mark.parametrize("name", ["stop", "close", "__aexit__"])
+@pytest.mark.parametrize("name", STOPPERS)
 async def test_stop_after_stop_returns_at_once(ctx: Ctx, name: str) -> None:
-    p = await _started(ctx)
-    await within(p.stop(), "stop()")
-    call = {"stop": p.stop, "close": p.close, "__aexit__": lambda: p.__aexit__(None, None, None)}[name]
-    await raises_at_once(call, None)
+    await stopper_after_stop_returns(await _started(ctx), name)
 
 
-@pytest.mark.parametrize("name", ["start", "__aenter__"])
+@pytest.mark.parametrize("name", STARTERS)
 async def test_start_after_stop_raises(ctx: Ctx, name: str) -> None:
     """A stopped producer is not restarted (as in Java and aiokafka): start() says so."""
-    p = await _started(ctx)
-    await within(p.stop(), "stop()")
-    await raises_at_once(getattr(p, name), ProducerClosedError)
+    await starter_after_stop(await _started(ctx), name, ProducerClosedError)
 
 
 async def test_stop_returns_within_its_timeout_while_the_broker_hangs(ctx: Ctx) -> None:
