@@ -290,8 +290,12 @@ async def _txn_usable(p: Producer, ctx: Ctx) -> None:
     await within(p.commit_transaction(), "commit_transaction")
 
 
+#: transaction().__aenter__ begins a transaction without waiting on a broker: only the cancel clause.
+TXN_CANCEL_ROWS = [*TXN_ROWS, Row("transaction().__aenter__", _txn_enter, None)]
+
+
 @pytest.mark.parametrize("point", CANCEL_POINTS)
-@pytest.mark.parametrize("row", TXN_ROWS, ids=str)
+@pytest.mark.parametrize("row", TXN_CANCEL_ROWS, ids=str)
 async def test_cancelled_transactional_call_leaves_the_producer_usable(tctx: Ctx, row: Row,
                                                                        point: str) -> None:
     p = await _txn_started(tctx)
