@@ -104,8 +104,9 @@ async def _ended(task: asyncio.Future[Any]) -> None:
 
 
 async def stop_wakes(call: Call, stop: Call, expected: type[BaseException] | tuple[type[BaseException], ...]
-                     | None) -> float:
-    """Start ``call``, let it wait, run ``stop``: the call ends with ``expected`` (None: returns) in BOUND.
+                     | None, stop_bound: float = BOUND) -> float:
+    """Start ``call``, let it wait, run ``stop``: the call ends with ``expected`` (None: returns) in BOUND,
+    and ``stop`` returns within ``stop_bound``.
 
     Returns how long the call took to wake after stop() began.
     """
@@ -122,10 +123,10 @@ async def stop_wakes(call: Call, stop: Call, expected: type[BaseException] | tup
             exc = task.exception()
             assert isinstance(exc, expected), f"expected {expected}, got {exc!r}"
     finally:
-        sdone, _ = await asyncio.wait([stopper], timeout=BOUND)
+        sdone, _ = await asyncio.wait([stopper], timeout=stop_bound)
         if not task.done():
             task.cancel()
-    assert sdone, f"stop() did not return within {BOUND} s"
+    assert sdone, f"stop() did not return within {stop_bound} s"
     stopper.result()
     return woke
 
