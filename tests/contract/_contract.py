@@ -156,6 +156,8 @@ async def within(aw: Awaitable[Any], what: str = "the call") -> Any:
 
 # --- the lifecycle clauses, alike for every client ---------------------------------------------------
 
+#: The lifecycle calls of every client (start, stop and the async context manager).
+LIFECYCLE = frozenset({"start", "stop", "close", "__aenter__", "__aexit__"})
 #: The calls that stop a client; each returns at once on a stopped one.
 STOPPERS = ("stop", "close", "__aexit__")
 #: The calls that start a client.

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from _contract import (
     CANCEL_POINTS,
+    LIFECYCLE,
     REQUEST_TIMEOUT_MS,
     STOPPERS,
     cancel_at,
@@ -84,6 +85,8 @@ ROWS = [
     Row("describe_cluster", lambda a, c: a.describe_cluster()),
 ]
 CASES = [pytest.param(kind, row, id=f"{kind}-{row}") for row in ROWS for kind in row.brokers]
+#: The calls this module holds to the contract (tests/contract/test_coverage.py checks none is missing).
+COVERED = frozenset(r.name for r in ROWS) | LIFECYCLE
 
 
 @pytest.fixture

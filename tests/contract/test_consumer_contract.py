@@ -16,6 +16,7 @@ import pytest_asyncio
 from _contract import (
     BOUND,
     CANCEL_POINTS,
+    LIFECYCLE,
     REQUEST_TIMEOUT_MS,
     STARTERS,
     STOPPERS,
@@ -93,6 +94,8 @@ ROWS = [
     Row("topics", lambda c, tp: c.topics(), "frozen"),
 ]
 WAITING = [r for r in ROWS if r.wait]
+#: The calls this module holds to the contract (tests/contract/test_coverage.py checks none is missing).
+COVERED = frozenset(r.name for r in ROWS if not r.name.startswith("async ")) | LIFECYCLE
 
 
 @pytest_asyncio.fixture(loop_scope="function")

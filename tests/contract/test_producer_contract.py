@@ -18,6 +18,7 @@ import pytest_asyncio
 from _contract import (
     BOUND,
     CANCEL_POINTS,
+    LIFECYCLE,
     REQUEST_TIMEOUT_MS,
     STARTERS,
     STOPPERS,
@@ -330,6 +331,11 @@ async def test_stop_wakes_a_waiting_transactional_call(tctx: Ctx, row: Row) -> N
     p = await _txn_started(tctx)
     with frozen(tctx.broker.pid):
         await stop_wakes(lambda: row.call(p, tctx), lambda: p.stop(timeout=STOP_TIMEOUT), row.on_stop)
+
+
+#: The calls this module holds to the contract (tests/contract/test_coverage.py checks none is missing).
+COVERED = (frozenset(r.name for r in ROWS) | {"begin_transaction", "commit_transaction", "abort_transaction",
+                                             "send_offsets_to_transaction"} | LIFECYCLE)
 
 
 TXN_AFTER_STOP = {
