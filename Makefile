@@ -51,7 +51,7 @@ demo: $(STAMP)
 #   for it, then the hot-path tests on the pure-Python twin, then the sample application's own suite
 #   (examples/orders_app: the testing kit's fixtures come from the installed entry point, as a user's do).
 # Each lane's output is printed whole when it ends (-O). TEST_JOBS=1 runs the lanes one after the other.
-UVLOOP_TESTS := tests/net tests/producer tests/consumer tests/admin tests/cli tests/metrics tests/test_embedded.py tests/test_mockcluster.py
+UVLOOP_TESTS := tests/net tests/producer tests/consumer tests/admin tests/contract tests/cli tests/metrics tests/test_embedded.py tests/test_mockcluster.py
 # On 3.13 too: the compiled records core.
 PY313_TESTS := $(UVLOOP_TESTS) tests/records
 

@@ -103,12 +103,21 @@ class RecordTooLargeError(KafkaError, ValueError):
     """A record is larger than max_request_size or buffer_memory; it was refused before sending."""
 
 
-class ProducerClosedError(KafkaError):
-    """The producer was stopped before the record could be delivered."""
+class ClientClosedError(IllegalStateError):
+    """The client was stopped: a call that waited on it, or was made after ``stop()``, cannot complete.
+
+    Not retriable, so a retry loop ends at once instead of at its deadline. The network layer raises the
+    subclass its owner names: :class:`ProducerClosedError` or :class:`ConsumerStoppedError`. An
+    ``IllegalStateError``, as Java's clients raise ``IllegalStateException`` once closed.
+    """
 
 
-class ConsumerStoppedError(KafkaError):
-    """The consumer was stopped while a call was waiting."""
+class ProducerClosedError(ClientClosedError):
+    """The producer was stopped before the record could be delivered, or before the call was made."""
+
+
+class ConsumerStoppedError(ClientClosedError):
+    """The consumer was stopped while a call was waiting, or before the call was made."""
 
 
 class NoOffsetForPartitionError(KafkaError):

@@ -71,6 +71,7 @@ class AdminCore:
         self._caps = dict(api_version_caps or {})
         self._client: KafkaClient | None = None
         self._hub: ClientMetrics | None = None
+        self._starting: KafkaClient | None = None
         self._timeout = self.config.request_timeout_ms / 1000
         self._backoff = self.config.retry_backoff_ms / 1000
 
@@ -86,17 +87,23 @@ class AdminCore:
         if self._client is not None:
             return
         client = KafkaClient(self.config, allow_auto_create_topics=False, api_version_caps=self._caps)
+        self._starting = client  # so that stop() meanwhile closes it and this start() raises at once
         try:
             await client.start()
         except BaseException:
             await client.close()
             raise
+        finally:
+            self._starting = None
         self._client = client
         self._hub = ClientMetrics("admin", self.config, client, _no_client_metrics)
         self._hub.start()
 
     async def stop(self) -> None:
-        """Close every connection. Idempotent."""
+        """Close every connection (a start() in progress raises ``ClientClosedError``). Idempotent."""
+        starting, self._starting = self._starting, None
+        if starting is not None:
+            await starting.close()
         client, self._client = self._client, None
         hub, self._hub = self._hub, None
         if hub is not None:

@@ -68,7 +68,8 @@ async def _maybe_await(value: Any) -> Any:
 def _make_client(config: Config) -> KafkaClient:
     from ..net import KafkaClient
 
-    return KafkaClient(config)
+    # A call waiting when stop() closes the client raises the consumer's own "stopped" error.
+    return KafkaClient(config, closed_error=Errors.ConsumerStoppedError)
 
 
 def deserialize(result: dict[TopicPartition, list[ConsumerRecord]], kd: Callable[[Any], Any] | None,

@@ -105,6 +105,7 @@ class Consumer(Generic[KT, VT]):
                 raise Errors.IllegalArgumentError(f"topic names must be non-empty strings, got {t!r}")
         self._started = False
         self._closed = False
+        self._stopping: asyncio.Future[None] | None = None
         self._leaving = False
         self._missing_topic_warning = RateLimitedWarning(log)
         self._topics_changed_at = 0.0
@@ -134,10 +135,10 @@ class Consumer(Generic[KT, VT]):
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     async def start(self) -> None:
+        if self._closed:  # before _started: a stopped consumer stays started-and-closed
+            raise Errors.ConsumerStoppedError("a stopped consumer cannot be started again")
         if self._started:
             return
-        if self._closed:
-            raise Errors.IllegalStateError("a stopped consumer cannot be started again")
         if self._owns_client:
             await self._client.start()
         self._subs.add_change_listener(self._track_topics)
@@ -166,11 +167,19 @@ class Consumer(Generic[KT, VT]):
             await self._assign_all_without_group()
 
     async def stop(self) -> None:
-        """Commit (with auto-commit), revoke through the listener, leave the group, close connections."""
-        if self._closed:
-            return
-        self._closed = True
-        self._stop_event.set()
+        """Commit (with auto-commit), revoke through the listener, leave the group, close connections.
+
+        Every call returns only once the consumer is stopped; cancelling one does not stop the stopping.
+        """
+        if self._stopping is None:
+            if self._closed:  # start() failed and closed what it had opened
+                return
+            self._closed = True
+            self._stop_event.set()
+            self._stopping = asyncio.ensure_future(self._stop())
+        await asyncio.shield(self._stopping)
+
+    async def _stop(self) -> None:
         if self._otel is not None:
             self._otel.close()
         try:

@@ -225,11 +225,16 @@ class GroupCoordinator:
             if self._coordinator_lookup is None or self._coordinator_lookup.done():
                 self._coordinator_lookup = asyncio.get_running_loop().create_task(
                     cv.find_coordinator(self._client, self.group_id), name="aiokafka_lite-find-coordinator")
+            lookup = self._coordinator_lookup
             left = deadline - time.monotonic()
             if left <= 0:
                 raise Errors.KafkaTimeoutError(f"no coordinator found for group {self.group_id!r}")
             try:
-                node = await run_with_timeout(asyncio.shield(self._coordinator_lookup), left)
+                node = await run_with_timeout(asyncio.shield(lookup), left)
+            except asyncio.CancelledError:
+                if self._closed and lookup.cancelled():  # close() stopped the shared lookup, not our caller
+                    raise Errors.ConsumerStoppedError("the consumer is stopped") from None
+                raise
             except asyncio.TimeoutError:
                 raise Errors.KafkaTimeoutError(f"no coordinator found for group {self.group_id!r}") from None
             except Errors.KafkaError as exc:

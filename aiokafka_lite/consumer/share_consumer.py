@@ -79,6 +79,7 @@ class ShareConsumer(Generic[KT, VT]):
         self._initial_topics = tuple(topics)
         self._started = False
         self._closed = False
+        self._stopping: asyncio.Future[None] | None = None
 
     @property
     def config(self) -> Config:
@@ -91,10 +92,10 @@ class ShareConsumer(Generic[KT, VT]):
     # -- lifecycle ---------------------------------------------------------------------------------------
     async def start(self) -> None:
         """Connect, check that the brokers have share groups, and join (with the topics given)."""
+        if self._closed:  # before _started: a closed member stays started-and-closed
+            raise Errors.ConsumerStoppedError("a closed ShareConsumer cannot be started again")
         if self._started:
             return
-        if self._closed:
-            raise Errors.IllegalStateError("a closed ShareConsumer cannot be started again")
         if self._owns_client:
             await self._client.start()
         try:
@@ -128,9 +129,15 @@ class ShareConsumer(Generic[KT, VT]):
     async def close(self) -> None:
         """Acknowledge what is due (implicit mode: what the last poll handed out), close the share sessions
         (the broker releases what this member still holds), leave the group, close connections."""
-        if self._closed:
-            return
-        self._closed = True
+        if self._stopping is None:
+            if self._closed:  # start() failed and closed what it had opened
+                return
+            self._closed = True
+            self._fetcher.data_ready.set()  # a waiting poll() wakes and raises ConsumerStoppedError
+            self._stopping = asyncio.ensure_future(self._close())
+        await asyncio.shield(self._stopping)  # every close() returns once closed; a cancel does not stop it
+
+    async def _close(self) -> None:
         try:
             if self._started:
                 if not self._explicit:
@@ -158,7 +165,10 @@ class ShareConsumer(Generic[KT, VT]):
         while True:
             if self._closed:
                 raise StopAsyncIteration
-            got = await self.poll(timeout_ms=1000, max_records=1)
+            try:
+                got = await self.poll(timeout_ms=1000, max_records=1)
+            except Errors.ConsumerStoppedError:
+                raise StopAsyncIteration from None
             for records in got.values():
                 return records[0]
 

@@ -23,6 +23,7 @@ from typing import Any
 from ..config import Config
 from ..errors import (
     AuthenticationFailedError,
+    ClientClosedError,
     ConfigError,
     IllegalStateError,
     KafkaConnectionError,
@@ -66,6 +67,9 @@ class KafkaClient:
     config's ``allow_auto_create_topics`` if it has one, else False; producers pass True).
     ``api_version_caps`` caps the version chosen for an API on every node, by API name or key
     (``{"Metadata": 8}``), e.g. to work around a broker that mis-encodes a version it claims.
+    ``closed_error`` is what every call waiting when :meth:`close` runs, and every call after it,
+    raises: the owner's "stopped" error (``ProducerClosedError``, ``ConsumerStoppedError``), never a
+    retriable one, so no retry loop outlives the client.
 
     Lifecycle: ``await start()`` bootstraps (or raises :class:`KafkaConnectionError` naming every
     server tried); ``await close()`` closes everything and fails requests in flight. Also an async
@@ -89,8 +93,10 @@ class KafkaClient:
         *,
         allow_auto_create_topics: bool | None = None,
         api_version_caps: Mapping[Any, int] | None = None,
+        closed_error: type[ClientClosedError] = ClientClosedError,
     ) -> None:
         self.config = config
+        self._closed_cls = closed_error
         self._settings = ConnectionSettings(config)
         self._bootstrap_servers: list[tuple[str, int]] = list(config.bootstrap_servers)
         self._retry_backoff = config.retry_backoff_ms / 1000
@@ -137,7 +143,7 @@ class KafkaClient:
     async def start(self) -> None:
         """Fetch the first metadata from the bootstrap servers and start the refresh task."""
         if self._closed:
-            raise IllegalStateError("this KafkaClient was closed; make a new one")
+            raise self.closed_error()
         if self._started:
             return
         self._md_wakeup = asyncio.Event()
@@ -151,15 +157,21 @@ class KafkaClient:
         if self._closed:
             return
         self._closed = True
+        error = self.closed_error()
+        # Fail the metadata waiters before cancelling the task, which would otherwise cancel them: a
+        # caller that was not cancelled must not see CancelledError.
+        for fut in (self._md_next, self._md_current[0] if self._md_current else None):
+            if fut is not None and not fut.done():
+                fut.set_exception(error)
         task, self._md_task = self._md_task, None
         if task is not None:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
-        error = KafkaConnectionError("the client was closed")
-        for fut in (self._md_next, self._md_current[0] if self._md_current else None):
-            if fut is not None and not fut.done():
-                fut.set_exception(error)
-        await self._pool.close()
+        await self._pool.close(error)
+
+    def closed_error(self) -> ClientClosedError:
+        """The error of a call that meets the closed client (``closed_error`` of the constructor)."""
+        return self._closed_cls("the client was closed (stopped)")
 
     async def __aenter__(self) -> KafkaClient:
         await self.start()
@@ -176,7 +188,7 @@ class KafkaClient:
 
     def _check_usable(self) -> None:
         if self._closed:
-            raise IllegalStateError("the KafkaClient is closed")
+            raise self.closed_error()
         if not self._started:
             raise IllegalStateError("KafkaClient.start() has not been awaited")
         if self._fatal is not None:
@@ -376,7 +388,7 @@ class KafkaClient:
             fut = self._md_next = asyncio.get_running_loop().create_future()
             fut.add_done_callback(_retrieve)
             if self._closed:
-                fut.set_exception(KafkaConnectionError("the client is closed"))
+                fut.set_exception(self.closed_error())
             elif self._md_wakeup is not None:
                 self._md_wakeup.set()
         return fut

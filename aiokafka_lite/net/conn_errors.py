@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from ..errors import AuthenticationFailedError, KafkaConnectionError, KafkaError, ProtocolError
+from ..errors import (
+    AuthenticationFailedError,
+    ClientClosedError,
+    KafkaConnectionError,
+    KafkaError,
+    ProtocolError,
+)
 from ..protocol import REQUEST_CLASSES
 
 __all__ = ["api_name", "bad_frame_size", "closed_error", "request_error"]
@@ -32,29 +38,26 @@ def bad_frame_size(conn: str, size: int, max_frame: int) -> str:
 
 def request_error(reason: BaseException | None, what: str) -> KafkaError:
     """The error of one request in flight when its connection closed for ``reason`` (None: closed on
-    purpose): a ProtocolError or AuthenticationFailedError stays one (retrying will not help), anything
-    else is a KafkaConnectionError; ``reason`` is its cause."""
+    purpose): a ProtocolError, AuthenticationFailedError or ClientClosedError (the client was stopped)
+    stays one (retrying will not help), anything else is a KafkaConnectionError; ``reason`` is its
+    cause."""
     if reason is None:
         return KafkaConnectionError(f"{what}: the connection was closed")
     detail = _detail(reason)
     error: KafkaError
-    if isinstance(reason, ProtocolError):
-        error = ProtocolError(f"{what}: {detail}")
-    elif isinstance(reason, AuthenticationFailedError):
-        error = AuthenticationFailedError(f"{what}: {detail}")
-    else:
-        error = KafkaConnectionError(f"{what}: {detail}")
+    error = _kind(reason)(f"{what}: {detail}")
     error.__cause__ = reason
     return error
+
+
+def _kind(reason: BaseException) -> type[KafkaError]:
+    if isinstance(reason, (ProtocolError, AuthenticationFailedError, ClientClosedError)):
+        return type(reason)
+    return KafkaConnectionError
 
 
 def closed_error(reason: BaseException | None, what: str) -> KafkaError:
     """The error for using a connection closed for ``reason`` (same kinds as :func:`request_error`)."""
     if reason is None:
         return KafkaConnectionError(what)
-    detail = _detail(reason)
-    if isinstance(reason, ProtocolError):
-        return ProtocolError(f"{what}: {detail}")
-    if isinstance(reason, AuthenticationFailedError):
-        return AuthenticationFailedError(f"{what}: {detail}")
-    return KafkaConnectionError(f"{what}: {detail}")
+    return _kind(reason)(f"{what}: {_detail(reason)}")

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..errors import (
     AuthenticationFailedError,
+    ClientClosedError,
     KafkaConnectionError,
     KafkaError,
     KafkaTimeoutError,
@@ -565,7 +566,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
         transport, self._transport = self._transport, None
         self._tx.detach()
         if transport is not None:
-            if reason is None:
+            if reason is None or isinstance(reason, ClientClosedError):  # on purpose: flush what is written
                 transport.close()
             else:
                 transport.abort()

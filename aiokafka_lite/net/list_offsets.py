@@ -125,6 +125,11 @@ async def _route(client: Any, pending: dict[TopicPartition, int], done: dict[Top
         try:
             await asyncio.wait_for(client.refresh_metadata({tp.topic for tp in pending}),
                                    max(0.001, deadline - time.monotonic()))
+        except Errors.ClientClosedError as exc:
+            for tp in pending:
+                done[tp] = exc
+            pending.clear()
+            return {}
         except (Errors.KafkaError, asyncio.TimeoutError) as exc:
             failure = (exc if isinstance(exc, Errors.KafkaError)
                        else Errors.KafkaTimeoutError("metadata refresh took too long"))

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import (
     AuthenticationFailedError,
+    ClientClosedError,
     ConfigError,
     KafkaConnectionError,
     KafkaError,
@@ -65,9 +66,9 @@ class MetadataSource:
             try:
                 conn = await self._pool.connect(key)
                 response = await self._fetch(conn, topics)
-            except (AuthenticationFailedError, UnsupportedVersionError, ConfigError):
+            except (AuthenticationFailedError, UnsupportedVersionError, ConfigError, ClientClosedError):
                 self._pool.close_key(key)
-                raise  # not something another bootstrap server would answer differently
+                raise  # not something another bootstrap server would answer differently (or stopped)
             except KafkaError as exc:
                 self._pool.close_key(key)
                 errors.append(f"{type(exc).__name__}: {exc.args[0] if exc.args else exc}")
@@ -119,7 +120,7 @@ class MetadataSource:
             except NodeNotReadyError as exc:
                 errors.append(str(exc))
                 continue
-            except (AuthenticationFailedError, UnsupportedVersionError, ConfigError):
+            except (AuthenticationFailedError, UnsupportedVersionError, ConfigError, ClientClosedError):
                 raise
             except KafkaError as exc:
                 errors.append(f"{describe_key(key)}: {exc}")

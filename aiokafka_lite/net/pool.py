@@ -15,7 +15,7 @@ import logging
 import random
 from collections.abc import Callable
 
-from ..errors import KafkaConnectionError, KafkaError
+from ..errors import ClientClosedError, KafkaConnectionError, KafkaError
 from ..structs import BrokerInfo
 from .connection import BrokerConnection
 from .lanes import Lane
@@ -95,6 +95,7 @@ class ConnectionPool:
         #: Each broker's API ranges from its latest handshake on any of its connections.
         self._node_versions: dict[int, dict[int, tuple[int, int]]] = {}
         self._closed = False
+        self._close_error: ClientClosedError | None = None
         #: Handshaken connections opened and closed so far (connection-creation/close-total).
         self.created_total = 0
         self.closed_total = 0
@@ -151,7 +152,7 @@ class ConnectionPool:
         if conn is not None and conn.state == "ready":
             return conn
         if self._closed:
-            raise KafkaConnectionError("the client is closed")
+            raise self._closed_error("the client is closed")
         task = self._connecting.get(key)
         if task is None:
             if not wait_backoff:
@@ -170,7 +171,7 @@ class ConnectionPool:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
             if self._closed and task.cancelled():  # close() stopped the attempt, not our caller
-                raise KafkaConnectionError(
+                raise self._closed_error(
                     f"the client was closed while connecting to {describe_key(key)}"
                 ) from None
             raise
@@ -270,13 +271,20 @@ class ConnectionPool:
         for key in [k for k in self._conns if key_node(k) == node]:
             self.close_key(key, reason)
 
-    async def close(self) -> None:
-        """Close every connection; connect attempts in progress are cancelled."""
+    def _closed_error(self, what: str) -> KafkaError:
+        if self._close_error is None:
+            return KafkaConnectionError(what)
+        return type(self._close_error)(what)
+
+    async def close(self, error: ClientClosedError | None = None) -> None:
+        """Close every connection; connect attempts in progress are cancelled. Requests in flight, and
+        connects after this, fail with ``error`` (the client's "stopped" error) when given."""
         self._closed = True
+        self._close_error = error
         tasks = list(self._connecting.values())
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         conns, self._conns = self._conns, {}
         for conn in conns.values():
-            conn.close()
+            conn.close(error)

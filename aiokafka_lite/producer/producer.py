@@ -68,7 +68,7 @@ class Producer(SendCore):
         SendCore.__init__(self)
         cfg = self._config = Config(PRODUCER, settings)
         self._client = KafkaClient(cfg, allow_auto_create_topics=cfg.allow_auto_create_topics,
-                                   api_version_caps=api_version_caps)
+                                   api_version_caps=api_version_caps, closed_error=ProducerClosedError)
         self._key_serializer = cfg.key_serializer
         self._value_serializer = cfg.value_serializer
         for name in ("key_serializer", "value_serializer"):

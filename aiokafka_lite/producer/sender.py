@@ -118,6 +118,9 @@ class Sender:
         whatever is left with :class:`ProducerClosedError`."""
         self._closing = True
         self.acc.closed = True
+        # A send() waiting for buffer memory fails now, as in Java (BufferPool.close); the Sender's own
+        # reservations (try_reserve) are not refused.
+        self.acc.pool.close(ProducerClosedError("the producer was stopped while send() waited for memory"))
         self.wakeup()
         task = self._task
         if task is None:

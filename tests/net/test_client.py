@@ -15,6 +15,8 @@ from _net_fakes import FakeBroker, FakeConn
 from aiokafka_lite.config import Config
 from aiokafka_lite.embedded import EmbeddedBroker, free_port
 from aiokafka_lite.errors import (
+    ClientClosedError,
+    ConsumerStoppedError,
     IllegalStateError,
     KafkaConnectionError,
     KafkaTimeoutError,
@@ -276,8 +278,9 @@ async def test_lifecycle_errors(broker: EmbeddedBroker, make_config: Callable[..
 
 
 async def test_close_fails_the_requests_in_flight(make_config: Callable[..., Config]) -> None:
-    """A request written and not yet answered when the client closes fails with KafkaConnectionError (a
-    server that answers the bootstrap Metadata and then holds every request keeps it in flight)."""
+    """A request written and not yet answered when the client closes fails with ClientClosedError, not a
+    retriable KafkaConnectionError that a retry loop would wait out (a server that answers the bootstrap
+    Metadata and then holds every request keeps it in flight)."""
     hold = False
     held = asyncio.Event()
 
@@ -296,8 +299,33 @@ async def test_close_fails_the_requests_in_flight(make_config: Callable[..., Con
         await asyncio.wait_for(held.wait(), 5)  # the server has it and will never answer
         assert not pending.done()
         await client.close()
-        with pytest.raises(KafkaConnectionError):
+        with pytest.raises(ClientClosedError):
             await pending
+
+
+async def test_close_wakes_metadata_waiters_with_the_owners_error(make_config: Callable[..., Config]) -> None:
+    """A metadata refresh waiting when the client closes raises the owner's "stopped" error (it used to
+    raise CancelledError, taken from the refresh task close() cancels, in a caller nobody cancelled)."""
+    hold = False
+    held = asyncio.Event()
+
+    async def on_request(conn: FakeConn, header: Any, request: Any, frame: bytes) -> None:
+        if header.request_api_key == 3 and not hold:
+            await conn.reply(header, fake.metadata_response())
+        elif hold:
+            held.set()
+
+    async with FakeBroker(on_request) as fake:
+        client = KafkaClient(make_config(fake.bootstrap), closed_error=ConsumerStoppedError)
+        await client.start()
+        hold = True
+        pending = asyncio.ensure_future(client.refresh_metadata(["t"]))
+        await asyncio.wait_for(held.wait(), 5)
+        await client.close()
+        with pytest.raises(ConsumerStoppedError):
+            await pending
+        with pytest.raises(ConsumerStoppedError):
+            await client.refresh_metadata()
 
 
 async def test_socket_buffers_are_the_os_s_unless_set(
