@@ -33,6 +33,10 @@ class Ack(NamedTuple):
     log_append_time: int
 
 
+#: ``Ack(a, b)`` without the Python-level ``__new__`` a NamedTuple gets: once per acknowledged batch.
+_ack = tuple.__new__
+
+
 def build_request(batches: Sequence[ProducerBatch], *, acks: int, timeout_ms: int,
                   transactional_id: str | None) -> ProduceRequest:
     """One ProduceRequest for built batches (``batch.data``), one entry per partition.
@@ -73,15 +77,21 @@ def build_request(batches: Sequence[ProducerBatch], *, acks: int, timeout_ms: in
 def batch_outcomes(response: Any, batches: Sequence[ProducerBatch], node: int
                    ) -> list[tuple[ProducerBatch, Ack | KafkaError]]:
     """Each batch's outcome in ``response`` (a decoded ProduceResponse)."""
-    answers: dict[tuple[str, int], Any] = {}
+    # Keyed by topic, then partition: no (topic, partition) tuple to build and hash per partition.
+    answers: dict[str, dict[int, Any]] = {}
     for topic in response.responses:
+        by_index = answers.get(topic.name)
+        if by_index is None:
+            by_index = answers[topic.name] = {}
         for part in topic.partition_responses:
-            answers[(topic.name, part.index)] = part
+            by_index[part.index] = part
     out: list[tuple[ProducerBatch, Ack | KafkaError]] = []
     for batch in batches:
-        part = answers.get((batch.tp.topic, batch.tp.partition))
+        tp = batch.tp
+        by_index = answers.get(tp.topic)
+        part = by_index.get(tp.partition) if by_index is not None else None
         if part is not None and part.error_code == 0:  # first: the common case, once per batch
-            out.append((batch, Ack(part.base_offset, part.log_append_time_ms)))
+            out.append((batch, _ack(Ack, (part.base_offset, part.log_append_time_ms))))
             continue
         where = f"{batch.tp.topic}-{batch.tp.partition}"
         if part is None:
