@@ -39,7 +39,10 @@ cdef class BatchBuilder:
                  Py_ssize_t capacity=0, StorePool pool=None):
         if compression < 0 or compression > 4:
             raise IllegalArgumentError(f"unknown compression codec {compression}")
-        check_batch_fields(base_offset, partition_leader_epoch, producer_id, producer_epoch, base_sequence)
+        if (base_offset != 0 or partition_leader_epoch != -1 or producer_id != -1 or producer_epoch != -1
+                or base_sequence != -1):
+            # A producer's every new batch has the defaults, which fit: skip the Python-level call then.
+            check_batch_fields(base_offset, partition_leader_epoch, producer_id, producer_epoch, base_sequence)
         self._codec = compression
         self._level = compression_level
         self._batch_size = batch_size
