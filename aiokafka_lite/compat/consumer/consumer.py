@@ -1,0 +1,197 @@
+"""aiokafka's ``AIOKafkaConsumer`` over :class:`aiokafka_lite.Consumer` (``aiokafka.consumer.consumer``).
+
+What aiokafka's callers rely on and the native consumer answers differently: records are aiokafka's
+``ConsumerRecord`` dataclass; ``subscribe()`` takes a list (a bare string is a ``TypeError``) and a
+``ConsumerRebalanceListener``; ``seek(partition, offset)`` and ``seek_to_*`` check their arguments with
+aiokafka's ``TypeError``/``ValueError``; a listener's exception is logged, not raised from ``getone()``; a
+consumer without a group never calls its listener; ``getmany()`` interrupted by ``stop()`` returns ``{}``;
+``async for`` over a stopped consumer raises ``ConsumerStoppedError``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from ... import errors
+from ...consumer import Consumer
+from ...consumer.listener import ConsumerRebalanceListener
+from ...structs import TopicPartition
+from .._settings import adapt, warn_unclosed
+from ..structs import ConsumerRecord, OffsetAndTimestamp, consumer_record
+
+log = logging.getLogger(__name__)
+
+
+class _LoggedListener:
+    """The user's listener, each call's exception logged as aiokafka's coordinator does (the rebalance
+    goes on, and the caller of getone()/getmany() never sees it)."""
+
+    def __init__(self, listener: Any, group_id: str | None) -> None:
+        self.listener = listener
+        self.group_id = group_id
+
+    async def _call(self, method: str, partitions: set[TopicPartition]) -> None:
+        try:
+            result = getattr(self.listener, method)(partitions)
+            if inspect.isawaitable(result):
+                await result
+        except Exception:
+            log.exception("User provided consumer rebalance listener %s for group %s failed on %s",
+                          self.listener, self.group_id, method)
+
+    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        await self._call("on_partitions_revoked", revoked)
+
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        await self._call("on_partitions_assigned", assigned)
+
+    async def on_partitions_lost(self, lost: set[TopicPartition]) -> None:
+        # aiokafka has no "lost": it revokes.
+        await self._call("on_partitions_revoked", lost)
+
+
+class _SubscriptionView:
+    """What aiokafka's ``consumer._subscription`` (its SubscriptionState) shows of the subscription."""
+
+    def __init__(self, consumer: AIOKafkaConsumer) -> None:
+        self._consumer = consumer
+
+    @property
+    def topics(self) -> set[str]:
+        return self._consumer.subscription()
+
+    @property
+    def subscription(self) -> Any:
+        return self if self._consumer.subscription() else None
+
+    def assigned_partitions(self) -> set[TopicPartition]:
+        return self._consumer.assignment()
+
+
+def _check_partitions(partitions: Iterable[Any]) -> None:
+    if not all(isinstance(p, TopicPartition) for p in partitions):
+        raise TypeError("partitions must be TopicPartition instances")
+
+
+class AIOKafkaConsumer(Consumer[Any, Any]):
+    """aiokafka's consumer signature over :class:`aiokafka_lite.Consumer`."""
+
+    def __init__(self, *topics: str, **settings: Any) -> None:
+        strategy = settings.get("partition_assignment_strategy")
+        if strategy is not None and not isinstance(strategy, (str, list, tuple)):
+            raise errors.ConfigError("setting 'partition_assignment_strategy': give a list of assignors")
+        max_poll = settings.get("max_poll_records")
+        if max_poll is not None and (not isinstance(max_poll, int) or max_poll < 1):
+            raise ValueError("`max_poll_records` should be positive Integer")
+        super().__init__(*topics, **adapt(settings, {}, "AIOKafkaConsumer"))
+        #: aiokafka's private attributes that frameworks read (FastStream's rebalance logging).
+        self._group_id: str | None = self.config.group_id
+        self._subscription = _SubscriptionView(self)
+
+    def __del__(self) -> None:
+        warn_unclosed(self, "AIOKafkaConsumer")
+
+    async def start(self) -> None:
+        await super().start()
+        # aiokafka's start() returns once a group member has its first assignment. The native consumer
+        # offers that wait as wait_for_assignment() where it has it.
+        wait = getattr(super(), "wait_for_assignment", None)
+        if wait is not None and self._group_id is not None and self.subscription():
+            await wait()
+
+    # -- subscription ------------------------------------------------------------------------------------
+    def subscribe(self, topics: Iterable[str] = (), pattern: str | None = None,  # type: ignore[override]
+                  listener: Any = None) -> None:
+        """aiokafka's checks: topics or a pattern, a list (not a str) of topics, a
+        ConsumerRebalanceListener; an invalid pattern is a ValueError."""
+        if not (topics or pattern):
+            raise TypeError("You should provide either `topics` or `pattern`")
+        if topics and pattern:
+            raise TypeError("You can't provide both `topics` and `pattern`")
+        if listener is not None and not isinstance(listener, ConsumerRebalanceListener):
+            raise TypeError(f"listener should be an instance of ConsumerRebalanceListener, got {listener!r}")
+        if pattern is not None:
+            try:
+                re.compile(pattern)
+            except re.error as err:
+                raise ValueError(f"{pattern!r} is not a valid pattern: {err}") from err
+        elif not isinstance(topics, (tuple, set, list, frozenset)):
+            raise TypeError("Topics should be list of strings")
+        if listener is not None:
+            # Without a group there is no rebalance, so aiokafka never calls the listener.
+            listener = _LoggedListener(listener, self._group_id) if self._group_id is not None else None
+        super().subscribe(topics, pattern, listener)
+
+    # -- positions ---------------------------------------------------------------------------------------
+    def seek(self, partition: TopicPartition, offset: int) -> None:
+        if not isinstance(offset, int) or offset < 0:
+            raise ValueError("Offset must be a positive integer")
+        if not isinstance(partition, TopicPartition):
+            raise TypeError("partition must be a TopicPartition")
+        if partition not in self.assignment():
+            raise errors.IllegalStateError(f"No current assignment for partition {partition}")
+        super().seek(partition, offset)
+
+    async def seek_to_beginning(self, *partitions: TopicPartition) -> None:
+        _check_partitions(partitions)
+        await super().seek_to_beginning(*partitions)
+
+    async def seek_to_end(self, *partitions: TopicPartition) -> None:
+        _check_partitions(partitions)
+        await super().seek_to_end(*partitions)
+
+    async def seek_to_committed(self, *partitions: TopicPartition) -> dict[TopicPartition, int | None]:
+        _check_partitions(partitions)
+        return await super().seek_to_committed(*partitions)
+
+    async def offsets_for_times(  # type: ignore[override]
+            self, timestamps: Any) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+        for tp, ts in timestamps.items():
+            if not isinstance(ts, int) or ts < 0:
+                raise ValueError(f"The target time for partition {tp} is {ts}. The target time cannot "
+                                 "be negative.")
+        found = await super().offsets_for_times(timestamps)
+        return {tp: None if v is None else OffsetAndTimestamp(v.offset, v.timestamp)
+                for tp, v in found.items()}
+
+    def last_poll_timestamp(self, partition: TopicPartition) -> int:
+        """aiokafka's: ms of the last fetch answer for ``partition``; raises before one, as aiokafka's
+        asserts."""
+        ms = super().last_poll_timestamp(partition)
+        if ms is None:
+            raise errors.IllegalStateError(f"no fetch answer for {partition} yet")
+        return ms
+
+    # -- records -----------------------------------------------------------------------------------------
+    async def getone(self, *partitions: TopicPartition) -> ConsumerRecord[Any, Any]:  # type: ignore[override]
+        return consumer_record(await super().getone(*partitions))
+
+    async def getmany(self, *partitions: TopicPartition, timeout_ms: int = 0,  # type: ignore[override]
+                      max_records: int | None = None) -> dict[TopicPartition, list[ConsumerRecord[Any, Any]]]:
+        if max_records is not None and (not isinstance(max_records, int) or max_records < 1):
+            raise ValueError("`max_records` must be a positive Integer")
+        if self._closed:
+            raise errors.ConsumerStoppedError("the consumer is stopped")
+        try:
+            batch = await super().getmany(*partitions, timeout_ms=timeout_ms, max_records=max_records)
+        except errors.ConsumerStoppedError:
+            return {}  # stop() during the wait: aiokafka's getmany() returns what it has, nothing
+        return {tp: [consumer_record(r) for r in records] for tp, records in batch.items()}
+
+    def __aiter__(self) -> AIOKafkaConsumer:
+        if self._closed:
+            raise errors.ConsumerStoppedError("the consumer is stopped")
+        return self
+
+    async def __anext__(self) -> ConsumerRecord[Any, Any]:  # type: ignore[override]
+        try:
+            return await self.getone()
+        except errors.ConsumerStoppedError:
+            raise StopAsyncIteration from None
+
+
+__all__ = ["AIOKafkaConsumer"]
