@@ -22,11 +22,13 @@ _SASL_MECHANISMS = ("PLAIN", "GSSAPI", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHB
 
 
 def check_security(settings: dict[str, Any]) -> None:
-    """aiokafka's AIOKafkaClient checks, raised as the ValueError aiokafka raises."""
+    """aiokafka's AIOKafkaClient checks, raised as the ValueError aiokafka raises. TLS set up with
+    aiokafka_lite's own ``ssl_cafile``/``ssl_certfile``/``ssl_capath`` counts as a context."""
     protocol = settings.get("security_protocol", "PLAINTEXT")
     if protocol not in ("SSL", "PLAINTEXT", "SASL_PLAINTEXT", "SASL_SSL"):
         raise ValueError("`security_protocol` should be SSL or PLAINTEXT")
-    if protocol in ("SSL", "SASL_SSL") and settings.get("ssl_context") is None:
+    own_tls = any(settings.get(k) is not None for k in ("ssl_cafile", "ssl_certfile", "ssl_capath"))
+    if protocol in ("SSL", "SASL_SSL") and settings.get("ssl_context") is None and not own_tls:
         raise ValueError("`ssl_context` is mandatory if security_protocol=='SSL'")
     if protocol.startswith("SASL_"):
         mechanism = settings.get("sasl_mechanism", "PLAIN")
