@@ -231,6 +231,14 @@ def _alias_compat():
 if os.environ.get("PEER_CLIENT") == "compat":
     _alias_compat()
 
+'''
+
+REPORT = r'''
+import inspect
+import json
+import os
+import re
+
 INTERNAL = re.compile(
     r"(?<!self)(?<!cls)\._[a-z]\w*|\.client\b|mock\.patch|AIOKafkaClient|FetchRequest|MemoryRecords|"
     r"Response_v\d|ClusterMetadata|TransactionState|\bfetcher\.|acl_manager|kerberos_utils|kafka_config|"
@@ -270,6 +278,36 @@ def pytest_sessionfinish(session, exitstatus):
                                  for k, v in _RESULTS.items()}}, f, indent=1, sort_keys=True)
 '''
 
+FASTSTREAM_SHIM = r'''
+"""Written by aiokafka_lite's tools/run_peer_suite.py: with --client compat, FastStream's ``import aiokafka``
+gets aiokafka_lite.compat through one plain alias; the broker listens where FastStream's tests look
+(``KafkaBroker()``'s default, localhost:9092)."""
+import os
+import sys
+
+if os.environ.get("PEER_CLIENT") == "compat":
+    import aiokafka_lite.compat
+
+    sys.modules["aiokafka"] = aiokafka_lite.compat
+
+from aiokafka_lite.embedded import EmbeddedBroker
+
+_BROKERS = []
+
+
+def pytest_configure(config):
+    # FastStream marks some tests flaky for pytest-rerunfailures; here they run once, like every other.
+    config.addinivalue_line("markers", "flaky: rerun by pytest-rerunfailures in FastStream's CI")
+    broker = EmbeddedBroker(os.environ["PEER_BROKER"], port=9092)
+    broker.start()
+    _BROKERS.append(broker)
+
+
+def pytest_unconfigure(config):
+    for broker in _BROKERS:
+        broker.stop()
+'''
+
 
 def summarize(report: dict) -> tuple[int, int]:
     tests = report["tests"].values()
@@ -295,39 +333,50 @@ def compare(base_path: str, ours_path: str) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("peer", nargs="?", help="a checkout of aio-libs/aiokafka (its tests/ is used)")
+    parser.add_argument("peer", nargs="?", help="a checkout of aio-libs/aiokafka or ag2ai/faststream")
+    parser.add_argument("--suite", choices=["aiokafka", "faststream"], default="aiokafka")
     parser.add_argument("--client", choices=["compat", "aiokafka"], default="compat")
     parser.add_argument("--broker", choices=["tansu", "noida"], default="tansu")
-    parser.add_argument("--files", nargs="*", help="test files under tests/ (default: the public-API ones)")
+    parser.add_argument("--files", nargs="*", help="test paths under tests/ (default: the public-API ones, "
+                        "or FastStream's brokers/kafka)")
     parser.add_argument("--report", default=None, help="where to write the JSON report")
     parser.add_argument("--compare", nargs=2, metavar=("BASE", "OURS"))
     argv = sys.argv[1:]
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
-    args = parser.parse_args(argv[:len(argv) - len(extra) - (1 if extra or "--" in argv else 0)])
+    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     if args.compare:
         return compare(*args.compare)
     if not args.peer:
         parser.error("give the peer checkout")
-    files = args.files or (TXN_FILES if args.broker == "noida" else PUBLIC_FILES)
     work = Path(tempfile.mkdtemp(prefix="peer-suite-"))
     try:
-        shutil.copytree(Path(args.peer) / "tests", work / "tests",
-                        ignore=shutil.ignore_patterns("conftest.py", "__pycache__"))
-        (work / "tests" / "conftest.py").write_text(CONFTEST)
-        (work / "peer_shim.py").write_text(SHIM)
         report = Path(args.report or work / "report.json").resolve()
+        (work / "peer_report.py").write_text(REPORT)
+        if args.suite == "aiokafka":
+            files = args.files or (TXN_FILES if args.broker == "noida" else PUBLIC_FILES)
+            shutil.copytree(Path(args.peer) / "tests", work / "tests",
+                            ignore=shutil.ignore_patterns("conftest.py", "__pycache__"))
+            (work / "tests" / "conftest.py").write_text(CONFTEST)
+            (work / "peer_shim.py").write_text(SHIM)
+            cwd, paths = work, [str(work)]
+            plugins = ["-p", "peer_shim", "-o", "asyncio_mode=strict", "--timeout", "180"]
+        else:
+            # FastStream's tests import its docs/ and tests/ packages from the checkout: run there.
+            files = args.files or ["brokers/kafka"]
+            (work / "peer_shim.py").write_text(FASTSTREAM_SHIM)
+            cwd, paths = Path(args.peer), [str(work)]
+            plugins = ["-p", "peer_shim", "--continue-on-collection-errors"]
         env = dict(os.environ, PEER_CLIENT=args.client, PEER_BROKER=args.broker, PEER_REPORT=str(report),
-                   PYTHONPATH=os.pathsep.join([str(work), os.environ.get("PYTHONPATH", "")]))
-        cmd = [sys.executable, "-m", "pytest", "-p", "peer_shim", "-p", "no:cacheprovider", "-q",
-               "-o", "asyncio_mode=strict", "--timeout", "180", "-W", "ignore::DeprecationWarning",
-               *[f"tests/{f}" for f in files], *extra]
-        subprocess.run(cmd, cwd=work, env=env, check=False)
+                   PYTHONPATH=os.pathsep.join([*paths, os.environ.get("PYTHONPATH", "")]))
+        cmd = [sys.executable, "-m", "pytest", *plugins, "-p", "peer_report", "-p", "no:cacheprovider", "-q",
+               "-W", "ignore::DeprecationWarning", *[f"tests/{f}" for f in files], *extra]
+        subprocess.run(cmd, cwd=cwd, env=env, check=False)
         if not report.exists():
             print("pytest wrote no report", file=sys.stderr)
             return 1
         passed, total = summarize(json.loads(report.read_text()))
-        print(json.dumps({"client": args.client, "broker": args.broker, "public_passed": passed,
-                          "public_total": total, "report": str(report)}))
+        print(json.dumps({"suite": args.suite, "client": args.client, "broker": args.broker,
+                          "public_passed": passed, "public_total": total, "report": str(report)}))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

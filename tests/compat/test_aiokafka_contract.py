@@ -361,3 +361,21 @@ async def test_settings_aiokafka_passes_through(tansu: Any, new_topic: Any) -> N
         assert md.offset >= 0
     assert murmur2(b"a") == 2731586172  # aiokafka's unsigned value
     assert DefaultPartitioner()(b"a", [0, 1, 2], [0, 1, 2]) == (2731586172 & 0x7FFFFFFF) % 3
+
+
+async def test_group_start_returns_assigned_and_latest_is_as_of_start(tansu: Any, new_topic: Any) -> None:
+    """aiokafka's start() waits for the first assignment; the topic, missing until then, is created by the
+    consumer's Metadata request; a record sent right after start() is read with auto_offset_reset="latest"."""
+    topic = new_topic()
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=tansu.bootstrap, group_id=new_topic("g"),
+                                auto_offset_reset="latest", **GROUP)
+    await asyncio.wait_for(consumer.start(), 60)
+    try:
+        assert consumer.assignment() and {tp.topic for tp in consumer.assignment()} == {topic}
+        tp = next(iter(consumer.assignment()))
+        assert await consumer.position(tp) == 0
+        async with AIOKafkaProducer(bootstrap_servers=tansu.bootstrap) as producer:
+            await producer.send_and_wait(topic, b"right after start", partition=tp.partition)
+        assert (await asyncio.wait_for(consumer.getone(), 30)).value == b"right after start"
+    finally:
+        await consumer.stop()

@@ -10,9 +10,11 @@ consumer without a group never calls its listener; ``getmany()`` interrupted by 
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 import re
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -87,6 +89,8 @@ class AIOKafkaConsumer(Consumer[Any, Any]):
         max_poll = settings.get("max_poll_records")
         if max_poll is not None and (not isinstance(max_poll, int) or max_poll < 1):
             raise ValueError("`max_poll_records` should be positive Integer")
+        # aiokafka's Metadata requests create a subscribed topic that does not exist yet.
+        settings.setdefault("allow_auto_create_topics", True)
         super().__init__(*topics, **adapt(settings, {}, "AIOKafkaConsumer"))
         #: aiokafka's private attributes that frameworks read (FastStream's rebalance logging).
         self._group_id: str | None = self.config.group_id
@@ -96,12 +100,28 @@ class AIOKafkaConsumer(Consumer[Any, Any]):
         warn_unclosed(self, "AIOKafkaConsumer")
 
     async def start(self) -> None:
+        """aiokafka's start(): a group member returns once it has its first assignment, its positions
+        looked up (so ``auto_offset_reset="latest"`` means the end as of start(), not of the first poll)."""
         await super().start()
-        # aiokafka's start() returns once a group member has its first assignment. The native consumer
-        # offers that wait as wait_for_assignment() where it has it.
-        wait = getattr(super(), "wait_for_assignment", None)
-        if wait is not None and self._group_id is not None and self.subscription():
-            await wait()
+        if self._group_id is not None and self.subscription():
+            await self._wait_first_assignment()
+
+    async def _wait_first_assignment(self) -> None:
+        native = getattr(super(), "wait_for_assignment", None)
+        if native is not None:  # the native consumer's own wait, where it has one
+            await native()
+            return
+        # Otherwise drive the membership here as poll() would, until an assignment is installed.
+        coordinator = self._coordinator
+        assert coordinator is not None
+        while not self.assignment():
+            if self._closed:
+                raise errors.ConsumerStoppedError("the consumer was stopped during start()")
+            deadline = time.monotonic() + self.config.request_timeout_ms / 1000.0
+            await coordinator.poll(deadline)
+            if not self.assignment():
+                await asyncio.sleep(self.config.retry_backoff_ms / 1000.0)
+        await self._positions.poll(time.monotonic() + self.config.request_timeout_ms / 1000.0, wait=True)
 
     # -- subscription ------------------------------------------------------------------------------------
     def subscribe(self, topics: Iterable[str] = (), pattern: str | None = None,  # type: ignore[override]
