@@ -379,3 +379,18 @@ async def test_group_start_returns_assigned_and_latest_is_as_of_start(tansu: Any
         assert (await asyncio.wait_for(consumer.getone(), 30)).value == b"right after start"
     finally:
         await consumer.stop()
+
+
+async def test_groupless_start_owns_a_new_topic_and_latest_is_as_of_start(tansu: Any, new_topic: Any) -> None:
+    """Without a group, start() returns owning every partition of the subscribed topic (created by the
+    consumer's Metadata request), positions known: a record sent right after start() is read."""
+    topic = new_topic()
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=tansu.bootstrap, auto_offset_reset="latest")
+    await asyncio.wait_for(consumer.start(), 60)
+    try:
+        assert {tp.topic for tp in consumer.assignment()} == {topic}
+        async with AIOKafkaProducer(bootstrap_servers=tansu.bootstrap) as producer:
+            await producer.send_and_wait(topic, b"right after start")
+        assert (await asyncio.wait_for(consumer.getone(), 30)).value == b"right after start"
+    finally:
+        await consumer.stop()

@@ -20,6 +20,7 @@ from typing import Any
 
 from ... import errors
 from ...consumer import Consumer
+from ...consumer import cluster_view as cv
 from ...consumer.listener import ConsumerRebalanceListener
 from ...structs import TopicPartition
 from .._settings import adapt, warn_unclosed
@@ -105,6 +106,24 @@ class AIOKafkaConsumer(Consumer[Any, Any]):
         await super().start()
         if self._group_id is not None and self.subscription():
             await self._wait_first_assignment()
+        elif self.subscription() and self._subs.pattern is None:
+            await self._wait_topics()
+
+    async def _wait_topics(self) -> None:
+        """A consumer without a group owns every partition of its topics once start() returns (aiokafka
+        waits for each topic's metadata, which creates a missing one): assign them and look up positions."""
+        timeout = self.config.request_timeout_ms / 1000.0
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            owned = {tp.topic for tp in self.assignment()}
+            missing = [t for t in self.subscription() if t not in owned]
+            if not missing:
+                break
+            await cv.refresh_metadata(self._client, missing, timeout)
+            await self._assign_all_without_group()
+            if not {tp.topic for tp in self.assignment()} >= set(missing):
+                await asyncio.sleep(self.config.retry_backoff_ms / 1000.0)
+        await self._positions.poll(deadline, wait=True)
 
     async def _wait_first_assignment(self) -> None:
         native = getattr(super(), "wait_for_assignment", None)
