@@ -92,6 +92,8 @@ class AIOKafkaConsumer(Consumer[Any, Any]):
             raise ValueError("`max_poll_records` should be positive Integer")
         # aiokafka's Metadata requests create a subscribed topic that does not exist yet.
         settings.setdefault("allow_auto_create_topics", True)
+        # aiokafka's session timeout: a member that stops is noticed (and a new group formed) as quickly.
+        settings.setdefault("session_timeout_ms", 10000)
         super().__init__(*topics, **adapt(settings, {}, "AIOKafkaConsumer"))
         #: aiokafka's private attributes that frameworks read (FastStream's rebalance logging).
         self._group_id: str | None = self.config.group_id
