@@ -394,3 +394,33 @@ async def test_groupless_start_owns_a_new_topic_and_latest_is_as_of_start(tansu:
         assert (await asyncio.wait_for(consumer.getone(), 30)).value == b"right after start"
     finally:
         await consumer.stop()
+
+
+async def test_commit_checks_as_aiokafka(tansu: Any, new_topic: Any) -> None:
+    topic = new_topic()
+    await _one_partition(tansu.bootstrap, topic)
+    tp = TopicPartition(topic, 0)
+    with pytest.raises(ValueError, match="isolation level"):
+        AIOKafkaConsumer(bootstrap_servers=tansu.bootstrap, isolation_level="READ_CCC")
+    async with AIOKafkaConsumer(bootstrap_servers=tansu.bootstrap) as groupless:
+        groupless.assign([tp])
+        with pytest.raises(errors.IllegalOperation):
+            await groupless.commit({tp: 1})
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=tansu.bootstrap, group_id=new_topic("g"), **GROUP)
+    await asyncio.wait_for(consumer.start(), 60)
+    try:
+        for bad in ({}, "something", {tp: (1, "m", 100)}):
+            with pytest.raises(ValueError):
+                await consumer.commit(bad)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="Key should be TopicPartition"):
+            await consumer.commit({"t": 1})  # type: ignore[dict-item]
+        with pytest.raises(TypeError, match="Metadata should be a string"):
+            await consumer.commit({tp: (1, b"m")})
+        with pytest.raises(errors.IllegalStateError, match="is not assigned"):
+            await consumer.commit({TopicPartition(topic, 10): 1})
+        await consumer.commit({tp: OffsetAndMetadata(0, "m")})
+        consumer.unsubscribe()
+        with pytest.raises(errors.IllegalStateError, match="Not subscribed"):
+            await consumer.commit({tp: 1})
+    finally:
+        await consumer.stop()

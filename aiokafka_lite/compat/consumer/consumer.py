@@ -15,7 +15,7 @@ import inspect
 import logging
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ... import errors
@@ -75,6 +75,27 @@ class _SubscriptionView:
         return self._consumer.assignment()
 
 
+def _validated_offsets(offsets: Any) -> dict[TopicPartition, tuple[int, str]]:
+    """aiokafka's structure check of commit()'s offsets."""
+    if not offsets or not isinstance(offsets, dict):
+        raise ValueError(offsets)
+    out: dict[TopicPartition, tuple[int, str]] = {}
+    for tp, value in offsets.items():
+        if not isinstance(tp, TopicPartition):
+            raise TypeError("Key should be TopicPartition instance")
+        if isinstance(value, int):
+            out[tp] = (value, "")
+            continue
+        try:
+            offset, metadata = value
+        except Exception as exc:
+            raise ValueError(offsets) from exc
+        if not isinstance(metadata, str):
+            raise TypeError("Metadata should be a string")
+        out[tp] = (offset, metadata)
+    return out
+
+
 def _check_partitions(partitions: Iterable[Any]) -> None:
     if not all(isinstance(p, TopicPartition) for p in partitions):
         raise TypeError("partitions must be TopicPartition instances")
@@ -87,6 +108,9 @@ class AIOKafkaConsumer(Consumer[Any, Any]):
         strategy = settings.get("partition_assignment_strategy")
         if strategy is not None and not isinstance(strategy, (str, list, tuple)):
             raise errors.ConfigError("setting 'partition_assignment_strategy': give a list of assignors")
+        isolation = settings.get("isolation_level", "read_uncommitted")
+        if isolation not in ("read_uncommitted", "read_committed"):
+            raise ValueError(f"Incorrect isolation level {isolation}")
         max_poll = settings.get("max_poll_records")
         if max_poll is not None and (not isinstance(max_poll, int) or max_poll < 1):
             raise ValueError("`max_poll_records` should be positive Integer")
@@ -166,6 +190,24 @@ class AIOKafkaConsumer(Consumer[Any, Any]):
             # Without a group there is no rebalance, so aiokafka never calls the listener.
             listener = _LoggedListener(listener, self._group_id) if self._group_id is not None else None
         super().subscribe(topics, pattern, listener)
+
+    # -- offsets ---------------------------------------------------------------------------------------------
+    async def commit(self, offsets: Mapping[TopicPartition, Any] | None = None) -> None:
+        """aiokafka's checks before the native commit: a group, a subscription with an assignment, a dict of
+        ``TopicPartition`` to an offset or ``(offset, str metadata)``, for assigned partitions only."""
+        if self._group_id is None:
+            raise errors.IllegalOperation("Requires group_id")
+        assignment = self.assignment()
+        if not self.subscription() and not assignment:
+            raise errors.IllegalStateError("Not subscribed to any topics")
+        if not assignment:
+            raise errors.IllegalStateError("No partitions assigned")
+        if offsets is not None:
+            offsets = _validated_offsets(offsets)
+            for tp in offsets:
+                if tp not in assignment:
+                    raise errors.IllegalStateError(f"Partition {tp} is not assigned")
+        await super().commit(offsets)
 
     # -- positions ---------------------------------------------------------------------------------------
     def seek(self, partition: TopicPartition, offset: int) -> None:
