@@ -424,3 +424,18 @@ async def test_commit_checks_as_aiokafka(tansu: Any, new_topic: Any) -> None:
             await consumer.commit({tp: 1})
     finally:
         await consumer.stop()
+
+
+async def test_start_leaves_no_offset_to_the_first_read(tansu: Any, new_topic: Any) -> None:
+    """auto_offset_reset="none" with nothing committed: aiokafka's start() succeeds and reading raises."""
+    topic = new_topic()
+    await _one_partition(tansu.bootstrap, topic)
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=tansu.bootstrap, group_id=new_topic("g"),
+                                auto_offset_reset="none", **GROUP)
+    await asyncio.wait_for(consumer.start(), 60)
+    try:
+        with pytest.raises(errors.NoOffsetForPartitionError):
+            async for _ in consumer:
+                pass
+    finally:
+        await consumer.stop()

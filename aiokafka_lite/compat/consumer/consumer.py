@@ -149,7 +149,7 @@ class AIOKafkaConsumer(Consumer[Any, Any]):
             await self._assign_all_without_group()
             if not {tp.topic for tp in self.assignment()} >= set(missing):
                 await asyncio.sleep(self.config.retry_backoff_ms / 1000.0)
-        await self._positions.poll(deadline, wait=True)
+        await self._look_up_positions(deadline)
 
     async def _wait_first_assignment(self) -> None:
         native = getattr(super(), "wait_for_assignment", None)
@@ -166,7 +166,15 @@ class AIOKafkaConsumer(Consumer[Any, Any]):
             await coordinator.poll(deadline)
             if not self.assignment():
                 await asyncio.sleep(self.config.retry_backoff_ms / 1000.0)
-        await self._positions.poll(time.monotonic() + self.config.request_timeout_ms / 1000.0, wait=True)
+        await self._look_up_positions(time.monotonic() + self.config.request_timeout_ms / 1000.0)
+
+    async def _look_up_positions(self, deadline: float) -> None:
+        """Positions now rather than at the first poll; a failure (no offset with auto_offset_reset="none")
+        is left for the poll to raise, as aiokafka's start() does not raise it."""
+        try:
+            await self._positions.poll(deadline, wait=True)
+        except errors.KafkaError as exc:
+            log.debug("positions at start() not known yet: %s", exc)
 
     # -- subscription ------------------------------------------------------------------------------------
     def subscribe(self, topics: Iterable[str] = (), pattern: str | None = None,  # type: ignore[override]
