@@ -38,12 +38,15 @@ async def _admin(bootstrap: str) -> AIOKafkaAdminClient:
     return admin
 
 
-async def _one_partition(bootstrap: str, topic: str) -> None:
+async def _one_partition(bootstrap: str, topic: str, *values: bytes) -> list[Any]:
+    """Create ``topic`` with one partition holding ``values``; their RecordMetadata."""
     admin = await _admin(bootstrap)
     try:
         await admin.create_topics([NewTopic(topic, 1, 1)])
     finally:
         await admin.close()
+    async with AIOKafkaProducer(bootstrap_servers=bootstrap) as producer:
+        return [await producer.send_and_wait(topic, v, partition=0) for v in values]
 
 
 # -- item 4: exception types -------------------------------------------------------------------------------
@@ -200,9 +203,7 @@ async def test_admin_topics_answers_as_aiokafka(tansu: Any, new_topic: Any) -> N
 
 async def test_admin_groups_answers_as_aiokafka(tansu: Any, new_topic: Any) -> None:
     topic, group = new_topic(), new_topic("g")
-    await _one_partition(tansu.bootstrap, topic)
-    async with AIOKafkaProducer(bootstrap_servers=tansu.bootstrap) as producer:
-        await producer.send_and_wait(topic, b"m", partition=0)
+    await _one_partition(tansu.bootstrap, topic, b"m")
     consumer = AIOKafkaConsumer(topic, bootstrap_servers=tansu.bootstrap, group_id=group,
                                 auto_offset_reset="earliest", enable_auto_commit=False, **GROUP)
     await consumer.start()
@@ -295,9 +296,7 @@ class _Recorder(ConsumerRebalanceListener):
 
 async def test_groupless_consumer_never_calls_its_listener(tansu: Any, new_topic: Any) -> None:
     topic = new_topic()
-    await _one_partition(tansu.bootstrap, topic)
-    async with AIOKafkaProducer(bootstrap_servers=tansu.bootstrap) as producer:
-        await producer.send_and_wait(topic, b"m", partition=0)
+    await _one_partition(tansu.bootstrap, topic, b"m")
     listener = _Recorder()
     async with AIOKafkaConsumer(bootstrap_servers=tansu.bootstrap, auto_offset_reset="earliest") as consumer:
         consumer.subscribe([topic], listener=listener)
@@ -308,9 +307,7 @@ async def test_groupless_consumer_never_calls_its_listener(tansu: Any, new_topic
 async def test_listener_exception_is_logged_not_raised(tansu: Any, new_topic: Any,
                                                         caplog: pytest.LogCaptureFixture) -> None:
     topic = new_topic()
-    await _one_partition(tansu.bootstrap, topic)
-    async with AIOKafkaProducer(bootstrap_servers=tansu.bootstrap) as producer:
-        await producer.send_and_wait(topic, b"m", partition=0)
+    await _one_partition(tansu.bootstrap, topic, b"m")
     listener = _Recorder(fail=True)
     consumer = AIOKafkaConsumer(bootstrap_servers=tansu.bootstrap, group_id=new_topic("g"),
                                 auto_offset_reset="earliest", **GROUP)
@@ -331,10 +328,7 @@ async def test_listener_exception_is_logged_not_raised(tansu: Any, new_topic: An
 
 async def test_seek_keywords_and_getmany_on_stop(tansu: Any, new_topic: Any) -> None:
     topic = new_topic()
-    await _one_partition(tansu.bootstrap, topic)
-    async with AIOKafkaProducer(bootstrap_servers=tansu.bootstrap) as producer:
-        await producer.send_and_wait(topic, b"0", partition=0)
-        await producer.send_and_wait(topic, b"1", partition=0)
+    await _one_partition(tansu.bootstrap, topic, b"0", b"1")
     consumer = AIOKafkaConsumer(bootstrap_servers=tansu.bootstrap)
     await consumer.start()
     tp = TopicPartition(topic, 0)
