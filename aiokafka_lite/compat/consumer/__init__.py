@@ -1,0 +1,5 @@
+"""``aiokafka.consumer``."""
+
+from .consumer import AIOKafkaConsumer
+
+__all__ = ["AIOKafkaConsumer"]

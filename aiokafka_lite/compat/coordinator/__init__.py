@@ -1,0 +1,1 @@
+"""aiokafka's ``aiokafka.coordinator`` path, for its assignor modules."""

@@ -1,0 +1,5 @@
+"""``aiokafka.coordinator.assignors.roundrobin``."""
+
+from ....consumer.assignors import RoundRobinAssignor as RoundRobinPartitionAssignor
+
+__all__ = ["RoundRobinPartitionAssignor"]

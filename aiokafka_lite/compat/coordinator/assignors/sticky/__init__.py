@@ -1,0 +1,1 @@
+"""``aiokafka.coordinator.assignors.sticky``."""

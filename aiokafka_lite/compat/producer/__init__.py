@@ -1,0 +1,5 @@
+"""``aiokafka.producer``."""
+
+from .producer import AIOKafkaProducer, BatchBuilder
+
+__all__ = ["AIOKafkaProducer", "BatchBuilder"]
