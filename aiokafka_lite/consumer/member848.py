@@ -32,6 +32,7 @@ import uuid
 from collections.abc import Mapping
 
 from .. import errors as Errors
+from .._state import StateMachine, table
 from ..protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatRequestTopicPartitions,
@@ -55,6 +56,21 @@ class MemberState(enum.Enum):
     FENCED = "fenced"  # the coordinator dropped the member: its partitions are lost, then it rejoins
     LEAVING = "leaving"  # a leave heartbeat is due or in flight
     FATAL = "fatal"  # an error no retry fixes; the consumer raises it
+
+
+_M = MemberState
+#: The KIP-848 member's allowed moves (docs/consumer.md draws it; tests/consumer/test_member_states.py
+#: walks it). Leaving is allowed from everywhere; FENCED is also where a missed poll deadline waits.
+MEMBER848: dict[MemberState, frozenset[MemberState]] = table({
+    _M.UNSUBSCRIBED: (_M.JOINING, _M.LEAVING, _M.FENCED),
+    _M.JOINING: (_M.STABLE, _M.RECONCILING, _M.FENCED, _M.FATAL, _M.LEAVING),
+    _M.STABLE: (_M.RECONCILING, _M.FENCED, _M.FATAL, _M.LEAVING),
+    _M.RECONCILING: (_M.ACKNOWLEDGING, _M.FENCED, _M.FATAL, _M.LEAVING),
+    _M.ACKNOWLEDGING: (_M.STABLE, _M.RECONCILING, _M.FENCED, _M.FATAL, _M.LEAVING),
+    _M.FENCED: (_M.JOINING, _M.UNSUBSCRIBED, _M.LEAVING),
+    _M.LEAVING: (_M.JOINING, _M.UNSUBSCRIBED, _M.FENCED),
+    _M.FATAL: (_M.LEAVING,),
+})
 
 
 class Outcome(enum.Enum):
@@ -86,7 +102,8 @@ class ConsumerGroupMember:
         self.server_assignor = server_assignor
         self.member_id = member_id or new_member_id()
         self.epoch = JOIN_EPOCH
-        self.state = MemberState.UNSUBSCRIBED
+        self._sm: StateMachine[MemberState] = StateMachine("KIP-848 member", MEMBER848,
+                                                           MemberState.UNSUBSCRIBED)
         #: The coordinator's heartbeat interval (ms) from its last answer; None before one.
         self.heartbeat_interval_ms: int | None = None
         #: What the member owns (applied, and told to the coordinator or about to be).
@@ -105,6 +122,15 @@ class ConsumerGroupMember:
         self._in_flight: tuple[tuple[tuple[str, ...], str] | None, dict[uuid.UUID, frozenset[int]] | None] \
             | None = None
 
+    @property
+    def state(self) -> MemberState:
+        return self._sm.state
+
+    def _to(self, new: MemberState) -> None:
+        """The one door for the member's state (staying where it is is not a move)."""
+        if new is not self._sm.state:
+            self._sm.transition_to(new)
+
     # -- what the application asks ------------------------------------------------------------------
     def subscribe(self, names: tuple[str, ...] = (), regex: str | None = None) -> None:
         """Subscribe to topic names, or to the topics matching ``regex`` (evaluated by the broker)."""
@@ -119,7 +145,7 @@ class ConsumerGroupMember:
         in_group = self.state not in (MemberState.UNSUBSCRIBED, MemberState.JOINING, MemberState.FATAL,
                                       MemberState.FENCED) and self.epoch > 0
         self._subscribed = False
-        self.state = MemberState.LEAVING
+        self._to(MemberState.LEAVING)
         if not in_group:
             self._left()
             return None
@@ -139,14 +165,14 @@ class ConsumerGroupMember:
         self.owned = {}
         self.target = None
         self._sent_subscription = self._sent_owned = None
-        self.state = MemberState.JOINING if self._subscribed else MemberState.UNSUBSCRIBED
+        self._to(MemberState.JOINING if self._subscribed else MemberState.UNSUBSCRIBED)
 
     def _join(self) -> None:
         self.epoch = JOIN_EPOCH
         self.assignment_known = False
         self.target = None
         self._sent_subscription = self._sent_owned = None
-        self.state = MemberState.JOINING
+        self._to(MemberState.JOINING)
 
     # -- heartbeats ---------------------------------------------------------------------------------
     def wants_heartbeat(self) -> bool:
@@ -213,15 +239,15 @@ class ConsumerGroupMember:
                       if tp.partitions}
             if target != self.owned or self.state is MemberState.JOINING:
                 self.target = target
-                self.state = MemberState.RECONCILING
+                self._to(MemberState.RECONCILING)
                 return Outcome.RECONCILE
             self.target = None  # what we own already: nothing to apply
             if self.state is MemberState.RECONCILING:
-                self.state = MemberState.ACKNOWLEDGING
+                self._to(MemberState.ACKNOWLEDGING)
         if self.state is MemberState.JOINING:
-            self.state = MemberState.STABLE  # joined; the assignment comes in a later answer
+            self._to(MemberState.STABLE)  # joined; the assignment comes in a later answer
         elif self.state is MemberState.ACKNOWLEDGING and self._sent_owned == self.owned:
-            self.state = MemberState.STABLE
+            self._to(MemberState.STABLE)
         return Outcome.NOTHING
 
     def _on_error(self, code: int, message: str | None) -> Outcome:
@@ -245,14 +271,14 @@ class ConsumerGroupMember:
         elif cls is Errors.UnsupportedAssignorError:
             detail += f" (group_remote_assignor {self.server_assignor!r} is not configured on the broker)"
         self.fatal_error = cls(detail)
-        self.state = MemberState.FATAL
+        self._to(MemberState.FATAL)
         return Outcome.FATAL
 
     def fence(self) -> None:
         """The coordinator no longer knows this member or its epoch (a heartbeat or a commit said so)."""
         if self.state in (MemberState.UNSUBSCRIBED, MemberState.LEAVING, MemberState.FATAL):
             return
-        self.state = MemberState.FENCED
+        self._to(MemberState.FENCED)
         self.target = None
         self.assignment_known = False
         self._sent_subscription = self._sent_owned = None
@@ -270,7 +296,7 @@ class ConsumerGroupMember:
         self.owned = {tid: ps for tid, ps in owned.items() if ps}
         if complete and self.target is applied:
             self.target = None
-            self.state = MemberState.ACKNOWLEDGING
+            self._to(MemberState.ACKNOWLEDGING)
 
     def rejoin(self) -> None:
         """After a fence (and its partitions handled as lost), or a missed poll deadline: join anew."""
@@ -288,5 +314,5 @@ class ConsumerGroupMember:
         subscribed = self._subscribed
         req = self.leave()
         self._subscribed = subscribed
-        self.state = MemberState.FENCED
+        self._to(MemberState.FENCED)
         return req
