@@ -15,7 +15,7 @@ from typing import Generic, TypeVar
 
 from .errors import IllegalStateError
 
-__all__ = ["IllegalTransitionError", "StateMachine", "table"]
+__all__ = ["IllegalTransitionError", "StateMachine", "Stateful", "table"]
 
 S = TypeVar("S", bound=enum.Enum)
 
@@ -54,6 +54,22 @@ class StateMachine(Generic[S]):
 
     def __repr__(self) -> str:
         return f"<{self.name} {self._state.name}>"
+
+
+class Stateful(Generic[S]):
+    """A part whose state is one :class:`StateMachine` (made in its ``__init__`` as ``_sm``): ``state`` to
+    read it, :meth:`_to` the only door that changes it."""
+
+    _sm: StateMachine[S]
+
+    @property
+    def state(self) -> S:
+        return self._sm.state
+
+    def _to(self, new: S) -> None:
+        """Move to ``new`` along the table (staying where it is is not a move)."""
+        if new is not self._sm.state:
+            self._sm.transition_to(new)
 
 
 def table(moves: Mapping[S, tuple[S, ...]]) -> dict[S, frozenset[S]]:

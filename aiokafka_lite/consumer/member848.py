@@ -32,12 +32,13 @@ import uuid
 from collections.abc import Mapping
 
 from .. import errors as Errors
-from .._state import StateMachine, table
+from .._state import Stateful, StateMachine, table
 from ..protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatRequestTopicPartitions,
     ConsumerGroupHeartbeatResponse,
 )
+from .group_rules import Outcome
 
 #: An assignment in the protocol's terms: topic id -> partition ids.
 TopicIdAssignment = Mapping[uuid.UUID, frozenset[int]]
@@ -73,23 +74,12 @@ MEMBER848: dict[MemberState, frozenset[MemberState]] = table({
 })
 
 
-class Outcome(enum.Enum):
-    """What the driver must do after an answer."""
-
-    NOTHING = "nothing"
-    RECONCILE = "reconcile"  # a new target assignment: the driver applies it
-    LOST = "lost"  # give up every owned partition as lost, then call rejoin()
-    COORDINATOR_MOVED = "coordinator_moved"  # find the coordinator again, then heartbeat at once
-    RETRY = "retry"  # heartbeat again after the retry backoff
-    FATAL = "fatal"  # raise ``member.fatal_error`` to the application
-
-
 def new_member_id() -> str:
     """A random member id, 22 URL-safe base64 characters of a UUID (as the Java client makes them)."""
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
 
 
-class ConsumerGroupMember:
+class ConsumerGroupMember(Stateful[MemberState]):
     """One member of a KIP-848 group: its id, epoch, subscription, owned and target assignment."""
 
     def __init__(self, group_id: str, *, instance_id: str | None = None, rack_id: str | None = None,
@@ -121,15 +111,6 @@ class ConsumerGroupMember:
         self._sent_owned: dict[uuid.UUID, frozenset[int]] | None = None
         self._in_flight: tuple[tuple[tuple[str, ...], str] | None, dict[uuid.UUID, frozenset[int]] | None] \
             | None = None
-
-    @property
-    def state(self) -> MemberState:
-        return self._sm.state
-
-    def _to(self, new: MemberState) -> None:
-        """The one door for the member's state (staying where it is is not a move)."""
-        if new is not self._sm.state:
-            self._sm.transition_to(new)
 
     # -- what the application asks ------------------------------------------------------------------
     def subscribe(self, names: tuple[str, ...] = (), regex: str | None = None) -> None:

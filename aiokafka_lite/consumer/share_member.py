@@ -24,11 +24,12 @@ import enum
 import uuid
 
 from .. import errors as Errors
-from .._state import StateMachine, table
+from .._state import Stateful, StateMachine, table
 from ..protocol.messages.share_group_heartbeat import (
     ShareGroupHeartbeatRequest,
     ShareGroupHeartbeatResponse,
 )
+from .group_rules import Outcome
 from .member848 import new_member_id
 
 JOIN_EPOCH = 0
@@ -52,18 +53,7 @@ SHARE_MEMBER: dict[ShareMemberState, frozenset[ShareMemberState]] = table({
 })
 
 
-class Outcome(enum.Enum):
-    """What the driver must do after an answer."""
-
-    NOTHING = "nothing"
-    ASSIGNED = "assigned"  # the assignment changed: fetch from the new partitions
-    REJOIN = "rejoin"  # fenced or unknown: heartbeat again at once, at epoch 0
-    COORDINATOR_MOVED = "coordinator_moved"  # find the coordinator again, then heartbeat at once
-    RETRY = "retry"  # heartbeat again after the retry backoff
-    FATAL = "fatal"  # raise ``member.fatal_error`` to the application
-
-
-class ShareGroupMember:
+class ShareGroupMember(Stateful[ShareMemberState]):
     """One member of a share group: id, epoch, subscription and the partitions assigned to it."""
 
     def __init__(self, group_id: str, *, rack_id: str | None = None, member_id: str | None = None) -> None:
@@ -83,18 +73,9 @@ class ShareGroupMember:
         self._in_flight: tuple[str, ...] | None = None
 
     @property
-    def state(self) -> ShareMemberState:
-        return self._sm.state
-
-    @property
     def joined(self) -> bool:
         """In the group at an epoch the coordinator gave (not joining, fenced, failed or gone)."""
         return self._sm.state is ShareMemberState.STABLE
-
-    def _to(self, new: ShareMemberState) -> None:
-        """The one door for the member's state (staying where it is is not a move)."""
-        if new is not self._sm.state:
-            self._sm.transition_to(new)
 
     @property
     def subscription(self) -> tuple[str, ...]:

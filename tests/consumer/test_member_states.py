@@ -1,5 +1,6 @@
-"""The group members' state machines (aiokafka_lite/_state.py's StateMachine): the KIP-848 member
-(member848.MEMBER848) and the share member (share_member.SHARE_MEMBER). Each door refuses every move its
+"""The group members' state machines (aiokafka_lite/_state.py's StateMachine): the classic member
+(coordinator.CLASSIC), the KIP-848 member (member848.MEMBER848) and the share member
+(share_member.SHARE_MEMBER). Each door refuses every move its
 table does not list; each table is the one spelled out here and in docs/consumer.md (so a row added to the
 code's table alone fails here); and no consumer module changes a member's state except through its door,
 whose every target a row leads to (so a transition added beside the table fails here too)."""
@@ -8,22 +9,28 @@ from __future__ import annotations
 
 import ast
 import enum
-from collections import deque
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _state_tables import check_all
 
-from aiokafka_lite._state import IllegalTransitionError, StateMachine
+from aiokafka_lite._state import IllegalTransitionError
+from aiokafka_lite.consumer.coordinator import CLASSIC, ClassicState
 from aiokafka_lite.consumer.member848 import MEMBER848, ConsumerGroupMember, MemberState
 from aiokafka_lite.consumer.share_member import SHARE_MEMBER, ShareGroupMember, ShareMemberState
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSUMER = ROOT / "aiokafka_lite" / "consumer"
 
-M, S = MemberState, ShareMemberState
+C, M, S = ClassicState, MemberState, ShareMemberState
 #: The tables as they are meant to be: change one only together with the code's and docs/consumer.md's.
 EXPECTED: dict[str, tuple[dict[Any, frozenset[Any]], dict[Any, set[Any]], Any]] = {
+    "classic member": (CLASSIC, {
+        C.UNJOINED: {C.JOINING},
+        C.JOINING: {C.STABLE, C.UNJOINED},
+        C.STABLE: {C.JOINING, C.UNJOINED},
+    }, C.UNJOINED),
     "KIP-848 member": (MEMBER848, {
         M.UNSUBSCRIBED: {M.JOINING, M.LEAVING, M.FENCED},
         M.JOINING: {M.STABLE, M.RECONCILING, M.FENCED, M.FATAL, M.LEAVING},
@@ -44,49 +51,10 @@ EXPECTED: dict[str, tuple[dict[Any, frozenset[Any]], dict[Any, set[Any]], Any]] 
 
 
 @pytest.mark.parametrize("name", list(EXPECTED))
-def test_the_table_is_the_documented_one(name: str) -> None:
-    table, expected, _ = EXPECTED[name]
-    assert {s: set(to) for s, to in table.items()} == expected
-    assert set(table) == set(type(next(iter(table)))), f"{name}: every state has a row"
-
-
-@pytest.mark.parametrize("name", list(EXPECTED))
-def test_the_door_allows_exactly_the_table(name: str) -> None:
-    """Walk every pair of states: the door moves along the table's edges and refuses every other with
-    IllegalTransitionError, leaving the state as it was."""
-    table, _, _ = EXPECTED[name]
-    for old in table:
-        for new in type(old):
-            machine = StateMachine(name, table, old)
-            if new in table[old]:
-                machine.transition_to(new)
-                assert machine.state is new
-            else:
-                with pytest.raises(IllegalTransitionError, match=f"{old.name} -> {new.name}"):
-                    machine.transition_to(new)
-                assert machine.state is old
-
-
-@pytest.mark.parametrize("name", list(EXPECTED))
-def test_every_state_is_reachable(name: str) -> None:
-    table, _, initial = EXPECTED[name]
-    seen, todo = {initial}, deque([initial])
-    while todo:
-        for nxt in table[todo.popleft()]:
-            if nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
-    assert seen == set(table)
-
-
-@pytest.mark.parametrize("name", list(EXPECTED))
-def test_docs_draw_the_same_table(name: str) -> None:
-    doc = (ROOT / "docs" / "consumer.md").read_text()
-    table, _, _ = EXPECTED[name]
-    order = list(type(next(iter(table))))
-    for s in order:
-        row = f"| {s.name} | {', '.join(t.name for t in order if t in table[s]) or '-'} |"
-        assert row in doc, f"docs/consumer.md lacks the {name} table row {row!r}"
+def test_the_table_is_walked_and_drawn(name: str) -> None:
+    """The documented table; its door allows exactly its moves; every state is reachable; docs draw it."""
+    table, expected, initial = EXPECTED[name]
+    check_all(table, expected, initial, ROOT / "docs" / "consumer.md", name)
 
 
 def test_members_start_where_the_tables_start() -> None:
@@ -111,9 +79,10 @@ def test_a_member_refuses_a_move_its_table_lacks() -> None:
 #: Attributes that hold a member's state; only the member's __init__ makes its machine.
 _STATE_ATTRS = {"_sm", "_state", "state", "joined", "leaving"}
 _ENUMS: dict[str, type[enum.Enum]] = {"MemberState": MemberState, "ShareMemberState": ShareMemberState,
-                                      "_M": MemberState, "_S": ShareMemberState}
+                                      "ClassicState": ClassicState}
 _TABLES: dict[type[enum.Enum], dict[Any, frozenset[Any]]] = {MemberState: MEMBER848,
-                                                             ShareMemberState: SHARE_MEMBER}
+                                                             ShareMemberState: SHARE_MEMBER,
+                                                             ClassicState: CLASSIC}
 
 
 def test_no_state_changes_beside_the_door() -> None:
@@ -152,4 +121,4 @@ def test_every_transition_in_the_code_names_a_state_of_its_table() -> None:
                 assert any(target in to for to in _TABLES[state_type].values()), \
                     f"{path.name}:{node.lineno}: no row of the table leads to {target}"
                 found += 1
-    assert found >= 15, found  # the walk saw the members' transitions
+    assert found >= 20, found  # the walk saw the members' transitions
