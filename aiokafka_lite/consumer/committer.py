@@ -13,7 +13,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .. import errors as Errors
 from ..protocol.messages.offset_commit import (
@@ -29,9 +29,8 @@ from ..protocol.messages.offset_fetch import (
 )
 from ..structs import OffsetAndMetadata, TopicPartition
 from . import cluster_view as cv
-
-if TYPE_CHECKING:
-    from .coordinator import GroupCoordinator
+from .group_rules import membership_over
+from .metrics import ConsumerMetrics
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +42,33 @@ _RETRY_ERRORS = frozenset({Errors.CoordinatorLoadInProgressError.errno, Errors.R
                            Errors.UnstableOffsetCommitError.errno, Errors.NetworkError.errno})
 
 
+class CommitterHost(Protocol):
+    """What the committer asks of the group membership (the classic and KIP-848 coordinators), as
+    :class:`.heartbeat.HeartbeatHost` is for the heartbeat: nothing else of the coordinator is touched."""
+
+    group_instance_id: str | None
+    metrics: ConsumerMetrics
+
+    async def ensure_coordinator(self, deadline: float) -> int:
+        """The coordinator's node id, looked up if unknown; raises KafkaTimeoutError at ``deadline``."""
+
+    def commit_identity(self) -> tuple[int, str]:
+        """(generation or member epoch, member id) to commit with; (-1, "") outside a group."""
+
+    def coordinator_dead(self, reason: BaseException) -> None:
+        """The coordinator moved or its connection failed: look it up again."""
+
+    def member_error(self, code: int) -> None:
+        """The commit found the membership over (:func:`.group_rules.membership_over`): partitions lost."""
+
+    def request_rejoin(self, reason: str) -> None:
+        """The group is rebalancing: the membership should rejoin."""
+
+
 class Committer:
     """Commits and reads offsets for one group, through the coordinator that ``membership`` tracks."""
 
-    def __init__(self, client: cv.ConsumerClient, membership: GroupCoordinator, group_id: str,
+    def __init__(self, client: cv.ConsumerClient, membership: CommitterHost, group_id: str,
                  require_stable: bool,
                  retry_backoff_ms: int) -> None:
         self._client = client
@@ -96,8 +118,7 @@ class Committer:
                     elif code in _RETRY_ERRORS or Errors.for_code(code).member_epoch_stale:
                         # STALE_MEMBER_EPOCH (KIP-848): the next heartbeat brings the epoch; retry with it.
                         retry = Errors.for_code(code)()
-                    elif Errors.for_code(code).member_fenced or code in (Errors.IllegalGenerationError.errno,
-                                                                         Errors.FencedInstanceIdError.errno):
+                    elif membership_over(code):
                         self._m.member_error(code)
                         raise Errors.CommitFailedError(
                             f"commit of {tp.topic}[{tp.partition}] failed: {Errors.for_code(code).message}; "

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
 from .. import errors as Errors
+from .._state import Stateful, StateMachine, table
 from ..net import run_with_timeout
 from ..protocol.messages.heartbeat import HeartbeatRequest
 from ..protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
@@ -58,11 +60,28 @@ _FATAL_JOIN_ERRORS = frozenset({
 })
 
 
+class ClassicState(enum.Enum):
+    """The classic member (Java's AbstractCoordinator.MemberState, its two rebalance steps as one)."""
+
+    UNJOINED = "unjoined"  # no current generation: not joined yet, fenced, or left
+    JOINING = "joining"  # a JoinGroup/SyncGroup round is under way
+    STABLE = "stable"  # the current generation's assignment is installed (listener called)
+
+
+_C = ClassicState
+#: The classic member's allowed moves (docs/consumer.md; tests/consumer/test_member_states.py walks it).
+CLASSIC: dict[ClassicState, frozenset[ClassicState]] = table({
+    _C.UNJOINED: (_C.JOINING,),
+    _C.JOINING: (_C.STABLE, _C.UNJOINED),
+    _C.STABLE: (_C.JOINING, _C.UNJOINED),
+})
+
+
 class _Rejoin(Exception):
     """Internal: the join/sync round must start over (after adjusting member id or coordinator)."""
 
 
-class GroupCoordinator:
+class GroupCoordinator(Stateful[ClassicState]):
     """One consumer's membership in one group (the Java ConsumerCoordinator's job)."""
 
     def __init__(self, client: cv.ConsumerClient, subscription: SubscriptionState, config: Any,
@@ -92,6 +111,7 @@ class GroupCoordinator:
         self._coordinator_lookup: asyncio.Task[int] | None = None
         self.member_id = ""
         self.generation = -1
+        self._sm: StateMachine[ClassicState] = StateMachine("classic member", CLASSIC, ClassicState.UNJOINED)
         self.protocol_name: str | None = None
         self.leader_id: str | None = None
         self.rejoin_needed = True
@@ -160,6 +180,7 @@ class GroupCoordinator:
             with contextlib.suppress(BaseException):
                 await self._join_task
             self._join_task = None
+            self._round_over()
             if self.coordinator_id is not None:
                 cv.close_connection(self._client, self.coordinator_id, JoinGroupRequest)
         try:
@@ -215,8 +236,8 @@ class GroupCoordinator:
     def has_assignment(self) -> bool:
         """The group's assignment for the current subscription is installed (listener called) and no
         rebalance is pending: what ``Consumer.wait_for_assignment`` waits for."""
-        return (self._subs.partitions_auto_assigned and self.generation >= 0
-                and self._installed_generation == self.generation and not self.work_due())
+        return (self._subs.partitions_auto_assigned and self.state is ClassicState.STABLE
+                and not self.work_due())
 
     # -- coordinator discovery ---------------------------------------------------------------------------
     async def ensure_coordinator(self, deadline: float) -> int:
@@ -283,9 +304,22 @@ class GroupCoordinator:
         if code == Errors.UnknownMemberIdError.errno:
             self.member_id = ""
         if self.generation >= 0 or code == Errors.UnknownMemberIdError.errno:
-            self.generation = -1
+            self._end_generation()
             self._lost |= self._subs.assigned_partitions()
         self.request_rejoin(Errors.for_code(code).message)
+
+    def _end_generation(self) -> None:
+        """Our generation is over (fenced, left, or the poll deadline passed). A round under way goes on."""
+        self.generation = -1
+        if self.state is ClassicState.STABLE:
+            self._to(ClassicState.UNJOINED)
+
+    def _round_over(self) -> None:
+        """A join round ended (installed, failed, or cancelled by close()): STABLE when the current
+        generation's assignment is installed, else UNJOINED (a commit during the install may have found the
+        generation over)."""
+        installed = self.generation >= 0 and self._installed_generation == self.generation
+        self._to(ClassicState.STABLE if installed else ClassicState.UNJOINED)
 
     # -- what poll() does, and the membership task -------------------------------------------------------
     def note_poll(self) -> None:
@@ -359,6 +393,7 @@ class GroupCoordinator:
                     return
                 self._join_started = time.monotonic()
                 self.rejoin_needed = False
+                self._to(ClassicState.JOINING)
                 self._join_task = asyncio.get_running_loop().create_task(
                     self._join_and_sync(), name="aiokafka_lite-join-group")
             task = self._join_task
@@ -372,10 +407,12 @@ class GroupCoordinator:
             self._join_task = None
             if task.cancelled():
                 self.rejoin_needed = True
+                self._round_over()
                 return
             exc = task.exception()
             if exc is not None:
                 self.rejoin_needed = True
+                self._round_over()
                 self.metrics.failed_rebalances += 1
                 if isinstance(exc, _Rejoin):
                     continue
@@ -395,27 +432,34 @@ class GroupCoordinator:
                 self._empty_revoke_called = True  # once per rebalance, not per JoinGroup retry
                 await call_listener(self._subs.listener, "on_partitions_revoked", set())
             return
-        if self.generation >= 0 and self._auto_commit:
+        if not await self._commit_then_revoke(revoked):
+            # Our generation is over (maybe the commit just found out): the partitions are lost.
+            self._lost |= revoked
+            await self._lose_partitions()
+
+    def _still_member(self) -> bool:
+        """The membership that owns the partitions being revoked is still current."""
+        return self.generation >= 0
+
+    async def _commit_then_revoke(self, revoked: set[TopicPartition]) -> bool:
+        """The one path that gives partitions up on a rebalance (classic eager or cooperative, KIP-848):
+        with auto-commit, commit what was consumed from them first (the next owner starts there); then
+        revoke them and call the listener. False, with nothing revoked, when the membership is over (maybe
+        the commit just found out): the caller hands them over as lost instead (group_rules)."""
+        if self._auto_commit and self.generation >= 0 and self._still_member():
             consumed = {tp: om for tp, om in self._subs.all_consumed().items() if tp in revoked}
             try:
                 await self.commit_sync(consumed, self._request_timeout)
             except Errors.KafkaError as exc:
                 log.warning("group %r: auto-commit before revoking failed: %s", self.group_id, exc)
-        if self.generation < 0:
-            # Our generation is over (maybe the commit just found out): the partitions are lost.
-            self._lost |= revoked
-            await self._lose_partitions()
-            return
+        if not self._still_member():
+            return False
         await self._revoke(revoked)
+        return True
 
     async def _revoke(self, revoked: set[TopicPartition]) -> None:
         self._lost -= revoked
-        self._subs.mark_pending_revocation(revoked)
-        try:
-            await call_listener(self._subs.listener, "on_partitions_revoked", revoked)
-        finally:
-            self._subs.remove_assigned(revoked)
-            self._on_revoke(revoked)
+        await self._give_up(revoked, "on_partitions_revoked")
 
     async def _lose_partitions(self) -> None:
         lost = self._lost & self._subs.assigned_partitions()
@@ -423,12 +467,17 @@ class GroupCoordinator:
         if not lost:
             return
         log.info("group %r: partitions lost: %s", self.group_id, sorted(lost))
-        self._subs.mark_pending_revocation(lost)
+        await self._give_up(lost, "on_partitions_lost")
+
+    async def _give_up(self, partitions: set[TopicPartition], callback: str) -> None:
+        """Revoked or lost: no more records from ``partitions`` reach poll(); the listener is told, and
+        they leave the assignment whatever it does."""
+        self._subs.mark_pending_revocation(partitions)
         try:
-            await call_listener(self._subs.listener, "on_partitions_lost", lost)
+            await call_listener(self._subs.listener, callback, partitions)
         finally:
-            self._subs.remove_assigned(lost)
-            self._on_revoke(lost)
+            self._subs.remove_assigned(partitions)
+            self._on_revoke(partitions)
 
     async def _install(self, assignment: Assignment) -> None:
         self._lost = set()  # superseded by the new generation's assignment
@@ -447,13 +496,9 @@ class GroupCoordinator:
         log.info("group %r generation %s: assigned %s", self.group_id, self.generation, sorted(new))
         if revoked:
             # Cooperative: give up what moved, then rejoin so its new owner gets it (KIP-429).
-            if self._auto_commit:
-                consumed = {tp: om for tp, om in self._subs.all_consumed().items() if tp in revoked}
-                try:
-                    await self.commit_sync(consumed, self._request_timeout)
-                except Errors.KafkaError as exc:
-                    log.warning("group %r: auto-commit before revoking failed: %s", self.group_id, exc)
-            await self._revoke(revoked)
+            if not await self._commit_then_revoke(revoked):
+                self._lost |= revoked
+                await self._lose_partitions()
             self.request_rejoin("partitions were revoked (cooperative rebalance)")
             self._join_delay = self._retry_backoff
         self._subs.add_assigned(added)
@@ -462,6 +507,7 @@ class GroupCoordinator:
             await call_listener(self._subs.listener, "on_partitions_assigned", added)
         finally:
             self._installed_generation = self.generation  # installed; a listener's error goes to poll()
+            self._round_over()
 
     # -- join / sync -------------------------------------------------------------------------------------
     def _own_subscription(self, assignor: Assignor) -> bytes:
@@ -592,7 +638,7 @@ class GroupCoordinator:
     async def leave_after_poll_timeout(self) -> None:
         await self._maybe_leave_group("consumer poll timeout has expired",
                                       time.monotonic() + self._request_timeout)
-        self.generation = -1
+        self._end_generation()
         if self.group_instance_id is None:
             self.member_id = ""
         self._lost |= self._subs.assigned_partitions()
@@ -620,7 +666,7 @@ class GroupCoordinator:
         except Errors.KafkaError as exc:
             log.info("group %r: LeaveGroup failed (%s); the session will expire instead", self.group_id, exc)
         self.member_id = ""
-        self.generation = -1
+        self._end_generation()
 
     async def _resolve_pattern(self) -> None:
         if self._subs.subscription_type is not SubscriptionType.AUTO_PATTERN:

@@ -22,14 +22,15 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import errors as Errors
-from ..net import run_with_timeout
 from ..protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from ..structs import TopicPartition
 from . import cluster_view as cv
 from .assignors import Assignor
 from .coordinator import GroupCoordinator
+from .group_rules import Outcome
+from .heartbeat_driver import HeartbeatDriver, heartbeat_version
 from .listener import call_listener
-from .member848 import ConsumerGroupMember, MemberState, Outcome
+from .member848 import ConsumerGroupMember, MemberState
 from .metrics import ConsumerMetrics
 from .subscription import SubscriptionState, SubscriptionType
 
@@ -53,8 +54,8 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             self.group_id, instance_id=config.group_instance_id, rack_id=self._client_rack,
             rebalance_timeout_ms=self._rebalance_timeout_ms, server_assignor=config.group_remote_assignor)
         self.member_id = self.member.member_id
-        self._hb_wake = asyncio.Event()
-        self._next_heartbeat = 0.0
+        self._driver = HeartbeatDriver(self, self.member, client, config, f"group {self.group_id!r}",
+                                       _DEFAULT_INTERVAL)
         #: No heartbeat before this, urgent or not: a member fenced again and again (librdkafka's mock
         #: answers a second live static member so) must not rejoin in a tight loop.
         self._not_before = 0.0
@@ -64,7 +65,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         self._last_poll = time.monotonic()  # max_poll_interval_ms counts from start() until the first poll
         if self._heartbeat_task is None:
             self._heartbeat_task = asyncio.get_running_loop().create_task(
-                self._heartbeat_loop(), name="aiokafka_lite-group-heartbeat")
+                self._driver.run(), name="aiokafka_lite-group-heartbeat")
         self._start_membership()
 
     async def check_broker(self, timeout: float) -> None:
@@ -77,7 +78,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             log.warning("group %r: no coordinator found at start (%s); the heartbeat task keeps looking",
                         self.group_id, exc)
             return
-        await self._heartbeat_version(node)
+        await self.heartbeat_version(node)
 
     async def close(self, commit: bool, timeout: float) -> None:
         task = self._heartbeat_task
@@ -101,7 +102,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         self.kick()
 
     def request_rejoin(self, reason: str) -> None:
-        self._hb_wake.set()
+        self._driver.wake()
         self.kick()
 
     def work_due(self) -> bool:
@@ -125,7 +126,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             if self.member.state is MemberState.FENCED:
                 self.member.rejoin()
                 self._sync_generation()
-                self._hb_wake.set()
+                self._driver.wake()
         elif self._lost:
             await self._lose_partitions()
         for _ in range(3):  # a target that arrived while the listener ran is applied right after
@@ -139,7 +140,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             self.member.subscribe((), self._subs.pattern.pattern)
         else:
             self.member.subscribe(tuple(self._subs.subscription))
-        self._hb_wake.set()
+        self._driver.wake()
 
     def _sync_generation(self) -> None:
         """The classic plumbing reads ``generation``: in KIP-848 the member epoch plays its part."""
@@ -167,29 +168,24 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         new = {TopicPartition(names[tid], p) for tid, ps in target.items() if tid in names for p in ps}
         owned = self._subs.assigned_partitions()
         revoked, added = owned - new, new - owned
-        if revoked:
-            if self._auto_commit and self.generation >= 0:
-                consumed = {tp: om for tp, om in self._subs.all_consumed().items() if tp in revoked}
-                try:
-                    await self.commit_sync(consumed, self._request_timeout)
-                except Errors.KafkaError as exc:
-                    log.warning("group %r: auto-commit before revoking failed: %s", self.group_id, exc)
-            if self.member.state is not MemberState.RECONCILING:
-                return  # fenced while committing: the next round hands everything over as lost instead
-            await self._revoke(revoked)
+        if revoked and not await self._commit_then_revoke(revoked):
+            return  # fenced while committing: the next round hands everything over as lost instead
         if added:
             self._subs.add_assigned(added)
             await call_listener(self._subs.listener, "on_partitions_assigned", added)
         held = {tid: ps for tid, ps in target.items() if tid in names}
         self.member.reconciled(target, held, complete=len(names) == len(target))
         self._sync_generation()
-        self._hb_wake.set()
+        self._driver.wake()
         if revoked or added:
             self.metrics.rebalances += 1
             self.metrics.last_rebalance = time.monotonic()
             self.metrics.rebalance_latency.record(time.monotonic() - started)
         log.info("group %r epoch %s: owns %s (revoked %d, added %d)", self.group_id, self.member.epoch,
                  sorted(new), len(revoked), len(added))
+
+    def _still_member(self) -> bool:
+        return self.member.state is MemberState.RECONCILING  # not fenced, failed or left meanwhile
 
     def _resolve(self, target: dict[uuid.UUID, frozenset[int]]) -> dict[uuid.UUID, str]:
         out: dict[uuid.UUID, str] = {}
@@ -199,78 +195,39 @@ class ConsumerGroupCoordinator(GroupCoordinator):
                 out[tid] = name
         return out
 
-    # -- the heartbeat task ------------------------------------------------------------------------------
-    async def _heartbeat_loop(self) -> None:
-        try:
-            while not self._closed:
-                self._hb_wake.clear()
-                m = self.member
-                if not m.wants_heartbeat():
-                    await self._sleep(_DEFAULT_INTERVAL)
-                    continue
-                now = time.monotonic()
-                if now < self._not_before:
-                    await asyncio.sleep(self._not_before - now)
-                    continue
-                if not m.urgent() and now < self._next_heartbeat:
-                    await self._sleep(self._next_heartbeat - now)
-                    continue
-                if m.state is not MemberState.JOINING and now - self._last_poll > self._max_poll_interval:
-                    await self._poll_timeout()
-                    continue
-                if self._leave_task is not None and not self._leave_task.done():
-                    await asyncio.wait([self._leave_task])  # an unsubscribe's leave goes before a join
-                    continue
-                await self._heartbeat_once()
-        except asyncio.CancelledError:
-            raise
-        except BaseException as exc:
-            log.error("group %r: heartbeat task failed: %r", self.group_id, exc)
-            self.fail(exc)
-            raise
+    # -- the heartbeat: the shared driver, and what this protocol adds to it ---------------------------
+    def is_closed(self) -> bool:
+        return self._closed
 
-    async def _sleep(self, seconds: float) -> None:
-        with contextlib.suppress(asyncio.TimeoutError):
-            await run_with_timeout(self._hb_wake.wait(), max(0.0, seconds))
+    async def heartbeat_version(self, node: int) -> int:
+        return await heartbeat_version(
+            self._client, node, ConsumerGroupHeartbeatRequest, f"group {self.group_id!r}",
+            "group_protocol='consumer' needs ConsumerGroupHeartbeat (KIP-848, Kafka 4.0 or later)",
+            "; use group_protocol='classic' with this broker")
 
-    async def _heartbeat_version(self, node: int) -> int:
-        try:
-            return await cv.api_version(self._client, node, ConsumerGroupHeartbeatRequest)
-        except Errors.UnsupportedVersionError as exc:
-            raise Errors.UnsupportedVersionError(
-                f"group_protocol='consumer' needs ConsumerGroupHeartbeat (KIP-848, Kafka 4.0 or later), but "
-                f"the coordinator of group {self.group_id!r}, {cv.node_name(self._client, node)}, does not "
-                f"offer it ({exc}); use group_protocol='classic' with this broker") from None
+    def send_timeout(self, interval: float) -> float:
+        return max(interval, self._request_timeout)
 
-    async def _heartbeat_once(self) -> None:
+    def before_turn(self) -> None:
+        pass
+
+    def longest_idle(self) -> float:
+        return float("inf")
+
+    async def hold(self, now: float) -> bool:
+        if now < self._not_before:
+            await asyncio.sleep(self._not_before - now)
+            return True
+        if self.member.state is not MemberState.JOINING and now - self._last_poll > self._max_poll_interval:
+            await self._poll_timeout()
+            return True
+        if self._leave_task is not None and not self._leave_task.done():
+            await asyncio.wait([self._leave_task])  # an unsubscribe's leave goes before a join
+            return True
+        return False
+
+    async def answered(self, outcome: Outcome, resp: Any) -> None:
         m = self.member
-        interval = (m.heartbeat_interval_ms or _DEFAULT_INTERVAL * 1000) / 1000.0
-        sent = False
-        try:
-            node = await self.ensure_coordinator(time.monotonic() + self._request_timeout)
-            version = await self._heartbeat_version(node)
-            req = m.heartbeat_request()
-            sent = True
-            self._next_heartbeat = time.monotonic() + interval
-            resp = await cv.send(self._client, node, req, version,
-                                 timeout_ms=max(interval, self._request_timeout) * 1000)
-        except Errors.UnsupportedVersionError:
-            raise
-        except Errors.KafkaError as exc:
-            if not (exc.retriable or isinstance(exc, Errors.KafkaConnectionError)):
-                raise
-            if sent:
-                m.request_failed()
-            self.coordinator_dead(exc)
-            await asyncio.sleep(self._retry_backoff)
-            self._next_heartbeat = 0.0
-            return
-        if self._closed:
-            return
-        outcome = m.on_response(resp)
-        if m.heartbeat_interval_ms:  # the first answer names the interval the coordinator wants
-            due = time.monotonic() + m.heartbeat_interval_ms / 1000
-            self._next_heartbeat = min(self._next_heartbeat, due)
         self._sync_generation()
         self.metrics.heartbeats += 1
         self.metrics.last_heartbeat = time.monotonic()
@@ -282,15 +239,12 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             self.kick()
         elif outcome is Outcome.RECONCILE:
             self.kick()
-        elif outcome is Outcome.COORDINATOR_MOVED:
-            self.coordinator_dead(Errors.for_code(resp.error_code)())
-            await asyncio.sleep(self._retry_backoff)
-            self._next_heartbeat = 0.0
-        elif outcome is Outcome.RETRY:
-            await asyncio.sleep(self._retry_backoff)
-            self._next_heartbeat = 0.0
         elif outcome is Outcome.FATAL and m.fatal_error is not None:
             self.fail(m.fatal_error)
+
+    def failed(self, exc: BaseException) -> bool:
+        self.fail(exc)
+        return True
 
     async def _poll_timeout(self) -> None:
         """poll() overdue by max_poll_interval_ms: leave so a live member gets the partitions (as Java)."""
@@ -334,7 +288,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             node = self.coordinator_id
             if node is None:
                 node = await self.ensure_coordinator(deadline)
-            version = await self._heartbeat_version(node)
+            version = await self.heartbeat_version(node)
             await cv.send(self._client, node, req, version,
                           timeout_ms=max(100.0, (deadline - time.monotonic()) * 1000))
         except Errors.KafkaError as exc:

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from .. import errors as Errors
 from ..protocol.messages.heartbeat import HeartbeatRequest
 from . import cluster_view as cv
+from .group_rules import membership_over
 from .metrics import ConsumerMetrics
 
 log = logging.getLogger("aiokafka_lite.consumer.coordinator")
@@ -117,8 +118,7 @@ class Heartbeat:
         err = Errors.for_code(code)
         if err is Errors.RebalanceInProgressError:
             host.request_rejoin("the group is rebalancing")
-        elif err in (Errors.IllegalGenerationError, Errors.UnknownMemberIdError,
-                     Errors.FencedInstanceIdError):
+        elif membership_over(code):
             host.member_error(code)
         elif err.coordinator_moved:
             host.coordinator_dead(err())

@@ -32,11 +32,13 @@ import uuid
 from collections.abc import Mapping
 
 from .. import errors as Errors
+from .._state import Stateful, StateMachine, table
 from ..protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatRequestTopicPartitions,
     ConsumerGroupHeartbeatResponse,
 )
+from .group_rules import Outcome
 
 #: An assignment in the protocol's terms: topic id -> partition ids.
 TopicIdAssignment = Mapping[uuid.UUID, frozenset[int]]
@@ -57,15 +59,19 @@ class MemberState(enum.Enum):
     FATAL = "fatal"  # an error no retry fixes; the consumer raises it
 
 
-class Outcome(enum.Enum):
-    """What the driver must do after an answer."""
-
-    NOTHING = "nothing"
-    RECONCILE = "reconcile"  # a new target assignment: the driver applies it
-    LOST = "lost"  # give up every owned partition as lost, then call rejoin()
-    COORDINATOR_MOVED = "coordinator_moved"  # find the coordinator again, then heartbeat at once
-    RETRY = "retry"  # heartbeat again after the retry backoff
-    FATAL = "fatal"  # raise ``member.fatal_error`` to the application
+_M = MemberState
+#: The KIP-848 member's allowed moves (docs/consumer.md draws it; tests/consumer/test_member_states.py
+#: walks it). Leaving is allowed from everywhere; FENCED is also where a missed poll deadline waits.
+MEMBER848: dict[MemberState, frozenset[MemberState]] = table({
+    _M.UNSUBSCRIBED: (_M.JOINING, _M.LEAVING, _M.FENCED),
+    _M.JOINING: (_M.STABLE, _M.RECONCILING, _M.FENCED, _M.FATAL, _M.LEAVING),
+    _M.STABLE: (_M.RECONCILING, _M.FENCED, _M.FATAL, _M.LEAVING),
+    _M.RECONCILING: (_M.ACKNOWLEDGING, _M.FENCED, _M.FATAL, _M.LEAVING),
+    _M.ACKNOWLEDGING: (_M.STABLE, _M.RECONCILING, _M.FENCED, _M.FATAL, _M.LEAVING),
+    _M.FENCED: (_M.JOINING, _M.UNSUBSCRIBED, _M.LEAVING),
+    _M.LEAVING: (_M.JOINING, _M.UNSUBSCRIBED, _M.FENCED),
+    _M.FATAL: (_M.LEAVING,),
+})
 
 
 def new_member_id() -> str:
@@ -73,7 +79,7 @@ def new_member_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
 
 
-class ConsumerGroupMember:
+class ConsumerGroupMember(Stateful[MemberState]):
     """One member of a KIP-848 group: its id, epoch, subscription, owned and target assignment."""
 
     def __init__(self, group_id: str, *, instance_id: str | None = None, rack_id: str | None = None,
@@ -86,7 +92,8 @@ class ConsumerGroupMember:
         self.server_assignor = server_assignor
         self.member_id = member_id or new_member_id()
         self.epoch = JOIN_EPOCH
-        self.state = MemberState.UNSUBSCRIBED
+        self._sm: StateMachine[MemberState] = StateMachine("KIP-848 member", MEMBER848,
+                                                           MemberState.UNSUBSCRIBED)
         #: The coordinator's heartbeat interval (ms) from its last answer; None before one.
         self.heartbeat_interval_ms: int | None = None
         #: What the member owns (applied, and told to the coordinator or about to be).
@@ -119,7 +126,7 @@ class ConsumerGroupMember:
         in_group = self.state not in (MemberState.UNSUBSCRIBED, MemberState.JOINING, MemberState.FATAL,
                                       MemberState.FENCED) and self.epoch > 0
         self._subscribed = False
-        self.state = MemberState.LEAVING
+        self._to(MemberState.LEAVING)
         if not in_group:
             self._left()
             return None
@@ -139,14 +146,14 @@ class ConsumerGroupMember:
         self.owned = {}
         self.target = None
         self._sent_subscription = self._sent_owned = None
-        self.state = MemberState.JOINING if self._subscribed else MemberState.UNSUBSCRIBED
+        self._to(MemberState.JOINING if self._subscribed else MemberState.UNSUBSCRIBED)
 
     def _join(self) -> None:
         self.epoch = JOIN_EPOCH
         self.assignment_known = False
         self.target = None
         self._sent_subscription = self._sent_owned = None
-        self.state = MemberState.JOINING
+        self._to(MemberState.JOINING)
 
     # -- heartbeats ---------------------------------------------------------------------------------
     def wants_heartbeat(self) -> bool:
@@ -213,15 +220,15 @@ class ConsumerGroupMember:
                       if tp.partitions}
             if target != self.owned or self.state is MemberState.JOINING:
                 self.target = target
-                self.state = MemberState.RECONCILING
+                self._to(MemberState.RECONCILING)
                 return Outcome.RECONCILE
             self.target = None  # what we own already: nothing to apply
             if self.state is MemberState.RECONCILING:
-                self.state = MemberState.ACKNOWLEDGING
+                self._to(MemberState.ACKNOWLEDGING)
         if self.state is MemberState.JOINING:
-            self.state = MemberState.STABLE  # joined; the assignment comes in a later answer
+            self._to(MemberState.STABLE)  # joined; the assignment comes in a later answer
         elif self.state is MemberState.ACKNOWLEDGING and self._sent_owned == self.owned:
-            self.state = MemberState.STABLE
+            self._to(MemberState.STABLE)
         return Outcome.NOTHING
 
     def _on_error(self, code: int, message: str | None) -> Outcome:
@@ -245,14 +252,14 @@ class ConsumerGroupMember:
         elif cls is Errors.UnsupportedAssignorError:
             detail += f" (group_remote_assignor {self.server_assignor!r} is not configured on the broker)"
         self.fatal_error = cls(detail)
-        self.state = MemberState.FATAL
+        self._to(MemberState.FATAL)
         return Outcome.FATAL
 
     def fence(self) -> None:
         """The coordinator no longer knows this member or its epoch (a heartbeat or a commit said so)."""
         if self.state in (MemberState.UNSUBSCRIBED, MemberState.LEAVING, MemberState.FATAL):
             return
-        self.state = MemberState.FENCED
+        self._to(MemberState.FENCED)
         self.target = None
         self.assignment_known = False
         self._sent_subscription = self._sent_owned = None
@@ -270,7 +277,7 @@ class ConsumerGroupMember:
         self.owned = {tid: ps for tid, ps in owned.items() if ps}
         if complete and self.target is applied:
             self.target = None
-            self.state = MemberState.ACKNOWLEDGING
+            self._to(MemberState.ACKNOWLEDGING)
 
     def rejoin(self) -> None:
         """After a fence (and its partitions handled as lost), or a missed poll deadline: join anew."""
@@ -288,5 +295,5 @@ class ConsumerGroupMember:
         subscribed = self._subscribed
         req = self.leave()
         self._subscribed = subscribed
-        self.state = MemberState.FENCED
+        self._to(MemberState.FENCED)
         return req

@@ -24,28 +24,36 @@ import enum
 import uuid
 
 from .. import errors as Errors
+from .._state import Stateful, StateMachine, table
 from ..protocol.messages.share_group_heartbeat import (
     ShareGroupHeartbeatRequest,
     ShareGroupHeartbeatResponse,
 )
+from .group_rules import Outcome
 from .member848 import new_member_id
 
 JOIN_EPOCH = 0
 LEAVE_EPOCH = -1
 
 
-class Outcome(enum.Enum):
-    """What the driver must do after an answer."""
-
-    NOTHING = "nothing"
-    ASSIGNED = "assigned"  # the assignment changed: fetch from the new partitions
-    REJOIN = "rejoin"  # fenced or unknown: heartbeat again at once, at epoch 0
-    COORDINATOR_MOVED = "coordinator_moved"  # find the coordinator again, then heartbeat at once
-    RETRY = "retry"  # heartbeat again after the retry backoff
-    FATAL = "fatal"  # raise ``member.fatal_error`` to the application
+class ShareMemberState(enum.Enum):
+    JOINING = "joining"  # the next heartbeat is a join (epoch 0): at first, and after being fenced
+    STABLE = "stable"  # in the group at an epoch the coordinator gave
+    FATAL = "fatal"  # an error no retry fixes; the share consumer raises ``fatal_error``
+    LEFT = "left"  # the leave heartbeat is due or went out; the member is done
 
 
-class ShareGroupMember:
+_S = ShareMemberState
+#: The share member's allowed moves (docs/consumer.md; tests/consumer/test_member_states.py walks it).
+SHARE_MEMBER: dict[ShareMemberState, frozenset[ShareMemberState]] = table({
+    _S.JOINING: (_S.STABLE, _S.FATAL, _S.LEFT),
+    _S.STABLE: (_S.JOINING, _S.FATAL, _S.LEFT),
+    _S.FATAL: (_S.LEFT,),
+    _S.LEFT: (),
+})
+
+
+class ShareGroupMember(Stateful[ShareMemberState]):
     """One member of a share group: id, epoch, subscription and the partitions assigned to it."""
 
     def __init__(self, group_id: str, *, rack_id: str | None = None, member_id: str | None = None) -> None:
@@ -53,8 +61,8 @@ class ShareGroupMember:
         self.rack_id = rack_id
         self.member_id = member_id or new_member_id()
         self.epoch = JOIN_EPOCH
-        self.joined = False
-        self.leaving = False
+        self._sm: StateMachine[ShareMemberState] = StateMachine("share member", SHARE_MEMBER,
+                                                                ShareMemberState.JOINING)
         #: The coordinator's heartbeat interval (ms) from its last answer; None before one.
         self.heartbeat_interval_ms: int | None = None
         #: What the coordinator last assigned: topic id -> partitions.
@@ -65,6 +73,11 @@ class ShareGroupMember:
         self._in_flight: tuple[str, ...] | None = None
 
     @property
+    def joined(self) -> bool:
+        """In the group at an epoch the coordinator gave (not joining, fenced, failed or gone)."""
+        return self._sm.state is ShareMemberState.STABLE
+
+    @property
     def subscription(self) -> tuple[str, ...]:
         return self._names
 
@@ -72,7 +85,7 @@ class ShareGroupMember:
         self._names = tuple(sorted(set(names)))
 
     def wants_heartbeat(self) -> bool:
-        return bool(self._names) and not self.leaving and self.fatal_error is None
+        return bool(self._names) and self._sm.state in (ShareMemberState.JOINING, ShareMemberState.STABLE)
 
     def urgent(self) -> bool:
         """A heartbeat should go now rather than at the next interval (joining, or a new subscription)."""
@@ -97,15 +110,15 @@ class ShareGroupMember:
 
     def on_response(self, resp: ShareGroupHeartbeatResponse) -> Outcome:
         sent, self._in_flight = self._in_flight, None
-        if self.leaving:
-            return Outcome.NOTHING
+        if self._sm.state in (ShareMemberState.LEFT, ShareMemberState.FATAL):
+            return Outcome.NOTHING  # an answer to a heartbeat sent before the member left or failed
         code = resp.error_code
         if code:
             return self._on_error(code, resp.error_message)
         if sent is not None:
             self._sent_names = sent
         self.epoch = resp.member_epoch
-        self.joined = True
+        self._to(ShareMemberState.STABLE)
         if resp.heartbeat_interval_ms > 0:
             self.heartbeat_interval_ms = resp.heartbeat_interval_ms
         if resp.assignment is None:
@@ -122,6 +135,7 @@ class ShareGroupMember:
         if err.member_fenced:
             self.epoch = JOIN_EPOCH
             self._sent_names = None
+            self._to(ShareMemberState.JOINING)
             return Outcome.REJOIN
         if err.coordinator_moved:
             self._sent_names = None
@@ -130,12 +144,13 @@ class ShareGroupMember:
             self._sent_names = None
             return Outcome.RETRY
         self.fatal_error = err(f"share group {self.group_id!r}: {message or err.message}")
+        self._to(ShareMemberState.FATAL)
         return Outcome.FATAL
 
     def leave_request(self) -> ShareGroupHeartbeatRequest | None:
         """The leave heartbeat (epoch -1), or None when the member never joined. The member is out after."""
-        was_in = self.joined and self.epoch > 0
-        self.leaving = True
+        was_in = self._sm.state is ShareMemberState.STABLE and self.epoch > 0
+        self._to(ShareMemberState.LEFT)
         self.assignment = {}
         if not was_in:
             return None

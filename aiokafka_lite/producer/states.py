@@ -4,60 +4,18 @@ Each is one enum, one table of allowed transitions and one door, :meth:`StateMac
 which refuses every move the table does not list with :class:`IllegalTransitionError` (as Java's
 ``TransactionManager.transitionTo`` does). A state that records a failure (``FAILED``, ``FATAL_ERROR``,
 ``ABORTABLE_ERROR``) lets every later call answer from it at once. docs/producer.md draws the tables.
+The machine itself lives in :mod:`aiokafka_lite._state`, shared with the consumer's group members.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
-from typing import Generic, TypeVar
 
-from ..errors import IllegalStateError
+from .._state import IllegalTransitionError, StateMachine
+from .._state import table as _table
 
 __all__ = ["LIFECYCLE", "PID", "TXN", "IllegalTransitionError", "Lifecycle", "PidState", "StateMachine",
            "TxnState"]
-
-S = TypeVar("S", bound=enum.Enum)
-
-
-class IllegalTransitionError(IllegalStateError):
-    """A state machine was asked for a move its table does not allow: a bug in the client, never a
-    broker's doing (a test walks every table)."""
-
-
-class StateMachine(Generic[S]):
-    """One state and the only place that changes it."""
-
-    __slots__ = ("_on_change", "_state", "name", "table")
-
-    def __init__(self, name: str, table: Mapping[S, frozenset[S]], initial: S,
-                 on_change: Callable[[S, S], None] | None = None) -> None:
-        self.name = name
-        self.table = table
-        self._state = initial
-        self._on_change = on_change
-
-    @property
-    def state(self) -> S:
-        return self._state
-
-    def allows(self, new: S) -> bool:
-        return new in self.table[self._state]
-
-    def transition_to(self, new: S) -> None:
-        old = self._state
-        if new not in self.table[old]:
-            raise IllegalTransitionError(f"{self.name}: {old.name} -> {new.name} is not a transition")
-        self._state = new
-        if self._on_change is not None:
-            self._on_change(old, new)
-
-    def __repr__(self) -> str:
-        return f"<{self.name} {self._state.name}>"
-
-
-def _table(moves: Mapping[S, tuple[S, ...]]) -> dict[S, frozenset[S]]:
-    return {state: frozenset(to) for state, to in moves.items()}
 
 
 class Lifecycle(enum.Enum):

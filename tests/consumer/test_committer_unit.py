@@ -216,14 +216,22 @@ async def test_fetch_raises_a_final_group_error() -> None:
         await committer.fetch({TP0}, timeout=5)
 
 
-def test_the_stand_in_covers_what_the_committer_uses() -> None:
-    """If the Committer starts using more of GroupCoordinator, this stand-in (and these tests) must follow."""
+def test_the_committer_uses_only_its_host_protocol() -> None:
+    """The Committer reaches the coordinator only through CommitterHost (as the Heartbeat through
+    HeartbeatHost); this stand-in and GroupCoordinator both satisfy it."""
     import inspect
 
     from aiokafka_lite.consumer import committer as module
+    from aiokafka_lite.consumer.committer import CommitterHost
+    from aiokafka_lite.consumer.coordinator import GroupCoordinator
 
     used = set()
-    for line in inspect.getsource(module).splitlines():
+    for line in inspect.getsource(module.Committer).splitlines():
         for part in line.split("self._m.")[1:]:
             used.add(part.split("(")[0].split(" ")[0].split(".")[0].split(")")[0].split(",")[0])
-    assert used <= set(dir(Membership)) | {"metrics", "group_instance_id"}, used
+    allowed = {n for n in dir(CommitterHost) if not n.startswith("_")} | set(CommitterHost.__annotations__)
+    assert used and used <= allowed, used - allowed
+    for impl in (Membership, GroupCoordinator):
+        assert allowed <= set(dir(impl)) | {"group_instance_id", "metrics"}, impl
+    host: CommitterHost = Membership()  # mypy checks the stand-in against the Protocol
+    assert host.metrics is not None

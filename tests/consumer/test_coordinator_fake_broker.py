@@ -1,6 +1,7 @@
 """The classic GroupCoordinator against a scripted fake broker (tests/net/_net_fakes.py: a loopback server
 answering with our own codecs): join (KIP-394's MEMBER_ID_REQUIRED first), leader assignment, sync,
-and the answers that restart a join, one at a time as no real broker gives them on demand."""
+the answers that restart a join, and a commit before revoking that finds the generation over, one at a
+time as no real broker gives them on demand. The member's state (ClassicState) is checked along."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from typing import Any
 from aiokafka_lite import errors as Errors
 from aiokafka_lite.config import CONSUMER, Config
 from aiokafka_lite.consumer.assignors import make_assignors
-from aiokafka_lite.consumer.coordinator import GroupCoordinator
+from aiokafka_lite.consumer.coordinator import ClassicState, GroupCoordinator
+from aiokafka_lite.consumer.group_protocol import Assignment
 from aiokafka_lite.consumer.metrics import ConsumerMetrics
 from aiokafka_lite.consumer.subscription import SubscriptionState
 from aiokafka_lite.net import KafkaClient
@@ -24,14 +26,19 @@ from aiokafka_lite.protocol.messages.metadata import (
     MetadataResponsePartition,
     MetadataResponseTopic,
 )
+from aiokafka_lite.protocol.messages.offset_commit import (
+    OffsetCommitResponse,
+    OffsetCommitResponsePartition,
+    OffsetCommitResponseTopic,
+)
 from aiokafka_lite.protocol.messages.sync_group import SyncGroupResponse
 from aiokafka_lite.structs import TopicPartition as TP
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "net"))
 from _net_fakes import FakeBroker
 
-METADATA, FIND_COORDINATOR, JOIN_GROUP, SYNC_GROUP = 3, 10, 11, 14
-VERSIONS = {18: (0, 3), 3: (0, 9), 10: (0, 4), 11: (0, 7), 14: (0, 5), 12: (0, 4), 13: (0, 4)}
+METADATA, OFFSET_COMMIT, FIND_COORDINATOR, JOIN_GROUP, SYNC_GROUP = 3, 8, 10, 11, 14
+VERSIONS = {18: (0, 3), 3: (0, 9), 8: (0, 8), 10: (0, 4), 11: (0, 7), 14: (0, 5), 12: (0, 4), 13: (0, 4)}
 
 
 class Group:
@@ -43,6 +50,8 @@ class Group:
         self.join_errors = list(join_errors)
         self.joins: list[Any] = []
         self.generation = 0
+        #: What every OffsetCommit partition is answered with.
+        self.commit_error = 0
 
     async def __call__(self, conn: Any, header: Any, req: Any, frame: bytes) -> None:
         key = header.request_api_key
@@ -67,6 +76,12 @@ class Group:
             else:
                 self.generation += 1
                 await conn.reply(header, self._join(0, req.member_id, req))
+        elif key == OFFSET_COMMIT:
+            await conn.reply(header, OffsetCommitResponse(throttle_time_ms=0, topics=[
+                OffsetCommitResponseTopic(name=t.name, partitions=[
+                    OffsetCommitResponsePartition(partition_index=p.partition_index,
+                                                  error_code=self.commit_error)
+                    for p in t.partitions]) for t in req.topics]))
         elif key == SYNC_GROUP:
             mine = next(a.assignment for a in req.assignments if a.member_id == req.member_id)
             await conn.reply(header, SyncGroupResponse(
@@ -96,7 +111,9 @@ async def _join(join_errors: list[int]) -> tuple[GroupCoordinator, SubscriptionS
             subs.subscribe(["t"])
             coord = GroupCoordinator(client, subs, cfg, make_assignors(cfg.partition_assignment_strategy),
                                      ConsumerMetrics(), lambda tps: None)
+            assert coord.state is ClassicState.UNJOINED
             await coord.membership_round(time.monotonic() + 10)
+            assert coord.state is ClassicState.STABLE and coord.has_assignment()
             return coord, subs, group
         finally:
             await client.close()
@@ -121,3 +138,48 @@ async def test_unknown_member_id_starts_over_without_an_id() -> None:
     _coord, subs, group = await _join([Errors.UnknownMemberIdError.errno])
     assert [j.member_id for j in group.joins] == ["", "m-1", "", "m-1"]
     assert subs.assigned_partitions() == {TP("t", 0)}
+
+
+class Listener:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, set[TP]]] = []
+
+    def on_partitions_revoked(self, revoked: set[TP]) -> None:
+        self.calls.append(("revoked", set(revoked)))
+
+    def on_partitions_lost(self, lost: set[TP]) -> None:
+        self.calls.append(("lost", set(lost)))
+
+    def on_partitions_assigned(self, assigned: set[TP]) -> None:
+        self.calls.append(("assigned", set(assigned)))
+
+
+async def test_a_cooperative_revoke_whose_commit_finds_the_generation_over_reports_them_lost() -> None:
+    """The one commit-then-revoke path: a cooperative rebalance takes t-0 away, the auto-commit before the
+    revoke is answered ILLEGAL_GENERATION (the fenced rule), so t-0 is reported lost, not revoked (its
+    new owner may have it already), and the member is UNJOINED, rejoining."""
+    group = Group([])
+    listener = Listener()
+    async with FakeBroker(group, versions=VERSIONS) as fake:
+        group.port = fake.port
+        cfg = Config(CONSUMER, {"bootstrap_servers": fake.bootstrap, "group_id": "g", "retry_backoff_ms": 10,
+                                "partition_assignment_strategy": "cooperative-sticky",
+                                "enable_auto_commit": True, "request_timeout_ms": 2000})
+        client = KafkaClient(cfg)
+        await client.start()
+        try:
+            subs = SubscriptionState()
+            subs.subscribe(["t"], listener=listener)
+            coord = GroupCoordinator(client, subs, cfg, make_assignors(cfg.partition_assignment_strategy),
+                                     ConsumerMetrics(), lambda tps: None)
+            await coord.membership_round(time.monotonic() + 10)
+            assert subs.assigned_partitions() == {TP("t", 0)} and coord.state is ClassicState.STABLE
+            subs.seek(TP("t", 0), 5)
+            group.commit_error = Errors.IllegalGenerationError.errno
+            listener.calls.clear()
+            await coord._install(Assignment([]))  # the next generation's assignment lacks t-0
+            assert listener.calls == [("lost", {TP("t", 0)}), ("assigned", set())]
+            assert subs.assigned_partitions() == set()
+            assert coord.state is ClassicState.UNJOINED and coord.rejoin_needed and not coord.has_assignment()
+        finally:
+            await client.close()
