@@ -20,9 +20,10 @@ import time
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
 from typing import Any, TypeVar
 
+from ..config import Config
 from ..errors import KafkaConnectionError, KafkaError, KafkaTimeoutError, ProtocolError
 
-__all__ = ["ExponentialBackoff", "Retry", "call_with_retries", "is_retriable", "retry_each"]
+__all__ = ["ExponentialBackoff", "Retry", "call_with_retries", "is_retriable", "retry_backoff", "retry_each"]
 
 T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)
@@ -45,6 +46,11 @@ class ExponentialBackoff:
             return 0.0
         term = min(self.initial * (2 ** min(failures - 1, 62)), self.maximum)
         return term * self._uniform(1 - self.jitter, 1 + self.jitter)
+
+
+def retry_backoff(config: Config) -> ExponentialBackoff:
+    """Between retries of a request: ``retry_backoff_ms``, doubling up to ``retry_backoff_max_ms``."""
+    return ExponentialBackoff(config.retry_backoff_ms, config.retry_backoff_max_ms)
 
 
 def is_retriable(exc: BaseException) -> bool:
