@@ -61,15 +61,19 @@ def is_retriable(exc: BaseException) -> bool:
 class Retry:
     """One job's retry budget: its name (for the timeout's message), a deadline, and a backoff.
 
-    ``clock`` and ``sleep`` default to the monotonic clock and ``asyncio.sleep``; tests pass a virtual pair.
+    When the next attempt could not start before the deadline the job gives up at once, unless
+    ``wait_out``: a call that promised to block up to its timeout (``max_block_ms``) waits until the
+    deadline before raising. ``clock`` and ``sleep`` default to the monotonic clock and ``asyncio.sleep``;
+    tests pass a virtual pair.
     """
 
-    def __init__(self, what: str, timeout: float, backoff: ExponentialBackoff, *,
+    def __init__(self, what: str, timeout: float, backoff: ExponentialBackoff, *, wait_out: bool = False,
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> None:
         self.what = what
         self.timeout = timeout
         self.backoff = backoff
+        self.wait_out = wait_out
         self._clock = clock
         self._sleep = sleep
         self.deadline = clock() + timeout
@@ -81,11 +85,13 @@ class Retry:
         return max(0.0, self.deadline - self._clock())
 
     async def pause(self) -> bool:
-        """Count a failed attempt and wait its backoff; False at once (no wait) when the next attempt
-        could not start before the deadline."""
+        """Count a failed attempt and wait its backoff; False when the next attempt could not start
+        before the deadline (at once, or at the deadline with ``wait_out``)."""
         self.failures += 1
         wait = self.backoff.delay(self.failures)
         if self._clock() + wait >= self.deadline:
+            if self.wait_out and self.remaining() > 0:
+                await self._sleep(self.remaining())
             return False
         await self._sleep(wait)
         return True

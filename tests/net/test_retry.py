@@ -145,6 +145,18 @@ async def test_the_deadline_ends_retries_without_sleeping_past_it() -> None:
     assert "Job did not succeed within 1000 ms" in str(info.value)
 
 
+async def test_a_blocking_wait_gives_up_at_the_deadline_not_before() -> None:
+    clock = VirtualClock()
+    fn, calls = _failing([errors.UnknownTopicOrPartitionError() for _ in range(100)])
+    retry = Retry("Job", 1.0, ExponentialBackoff(100, 1000, uniform=_mid), wait_out=True,
+                  clock=clock, sleep=clock.sleep)
+    with pytest.raises(errors.KafkaTimeoutError):
+        await call_with_retries(fn, retry)
+    assert clock.sleeps == pytest.approx([0.1, 0.2, 0.4, 0.3])  # the last wait is cut to the deadline
+    assert clock.now == pytest.approx(1.0)
+    assert len(calls) == 4
+
+
 async def test_the_cap_bounds_each_wait_until_the_deadline() -> None:
     clock = VirtualClock()
     fn, _ = _failing([errors.CoordinatorNotAvailableError() for _ in range(100)])
