@@ -203,7 +203,8 @@ class Producer(SendCore):
                 self._txn = TransactionManager(
                     self._client, self._idem, self._transactional_id,
                     transaction_timeout_ms=cfg.transaction_timeout_ms, retry_backoff_ms=cfg.retry_backoff_ms,
-                    request_timeout_ms=cfg.request_timeout_ms, wakeup=bell.ring, on_fatal=self._on_fatal)
+                    retry_backoff_max_ms=cfg.retry_backoff_max_ms, request_timeout_ms=cfg.request_timeout_ms,
+                    wakeup=bell.ring, on_fatal=self._on_fatal)
             acc = self._acc = RecordAccumulator(
                 batch_size=cfg.batch_size, linger_ms=cfg.linger_ms, compression=self._codec, pool=pool,
                 loop=loop, delivery_timeout_ms=cfg.delivery_timeout_ms,
