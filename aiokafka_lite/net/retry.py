@@ -96,10 +96,13 @@ class Retry:
         await self._sleep(wait)
         return True
 
-    def timed_out(self, cause: BaseException | None, subject: str | None = None) -> KafkaTimeoutError:
-        """The error for a job (or one ``subject`` of it) still failing at the deadline."""
+    def timed_out(self, cause: BaseException | None, subject: str | None = None, *,
+                  running: bool = False) -> KafkaTimeoutError:
+        """The error for a job (or one ``subject`` of it) still failing at the deadline (``running``: its
+        last attempt was cut short there)."""
         what = self.what if subject is None else f"{self.what} for {subject}"
-        note = f"; last error: {cause}" if cause is not None else ""
+        note = "; an attempt was still waiting for its answer" if running else ""
+        note += f"; last error: {cause}" if cause is not None else ""
         error = KafkaTimeoutError(f"{what} did not succeed within {round(self.timeout * 1000)} ms{note}")
         error.__cause__ = cause
         return error
@@ -119,13 +122,13 @@ async def call_with_retries(fn: Callable[[], Awaitable[T]], retry: Retry, *,
         remaining = retry.remaining()
         if remaining <= 0:
             raise retry.timed_out(last)
-        bound = _bounded(remaining)
+        bound = asyncio.timeout(remaining)
         try:
             async with bound:
                 return await fn()
         except Exception as exc:
-            if bound is not None and bound.expired():
-                raise retry.timed_out(last) from last
+            if bound.expired():
+                raise retry.timed_out(last, running=True) from last
             if not retriable(exc):
                 raise
             last = exc
@@ -133,24 +136,6 @@ async def call_with_retries(fn: Callable[[], Awaitable[T]], retry: Retry, *,
             on_retry(last)
         if not await retry.pause():
             raise retry.timed_out(last) from last
-
-
-def _bounded(seconds: float) -> Any:
-    """``asyncio.timeout`` (3.11+). Python 3.10 has none that is safe (see _timeout.py): there each
-    attempt is bounded by its own request timeout and the deadline is checked between attempts."""
-    make = getattr(asyncio, "timeout", None)
-    return make(seconds) if make is not None else _Unbounded()  # pragma: no branch
-
-
-class _Unbounded:  # pragma: no cover - Python 3.10
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
-
-    def expired(self) -> bool:
-        return False
 
 
 async def retry_each(items: Iterable[K], attempt: Callable[[list[K]], Awaitable[Mapping[K, Any]]],
