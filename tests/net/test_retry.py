@@ -175,7 +175,7 @@ async def test_an_attempt_is_cut_at_the_deadline() -> None:
         await asyncio.sleep(60)
 
     retry = Retry("Hanging job", 0.05, ExponentialBackoff(10, 10))
-    with pytest.raises(errors.KafkaTimeoutError, match="Hanging job .*still waiting for its answer"):
+    with pytest.raises(errors.KafkaTimeoutError, match=r"Hanging job .*still waiting for its answer"):
         await asyncio.wait_for(call_with_retries(hangs, retry), 10)
     assert started == [1]
 
