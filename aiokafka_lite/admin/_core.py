@@ -10,7 +10,6 @@ not (or no longer) that node.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -20,6 +19,7 @@ from ..config import ADMIN, Config, dotted_to_kwargs
 from ..metrics.hub import ClientMetrics
 from ..metrics.monitor import Entry, Feed
 from ..net import KafkaClient
+from ..net.retry import Retry, is_retriable, retry_backoff, retry_each
 from ..structs import TopicPartition
 
 if TYPE_CHECKING:
@@ -73,7 +73,6 @@ class AdminCore:
         self._hub: ClientMetrics | None = None
         self._starting: KafkaClient | None = None
         self._timeout = self.config.request_timeout_ms / 1000
-        self._backoff = self.config.retry_backoff_ms / 1000
 
     @classmethod
     def from_config(cls: type[A], config: Mapping[str, Any]) -> A:
@@ -225,57 +224,21 @@ class AdminCore:
         """Run ``attempt(pending)`` until every item has a final answer or the request timeout passes.
 
         ``attempt`` maps each item to its result or to an exception; retriable exceptions (and
-        retriable failures of the whole attempt) send the item round again after ``retry_backoff_ms``,
-        with fresh metadata when the error says the routing was wrong. Not retried: errors of the
-        ``final`` types (by default a topic the broker does not know; only a partition leader's answer
-        may be stale, and those callers pass ``final=()``), and a lost connection after the third time
-        (a broker that drops the connection on a request will drop it again). Returns item -> result
-        or final exception; the caller decides how to raise.
+        retriable failures of the whole attempt) send the item round again after the retry backoff
+        (``retry_backoff_ms`` doubling up to ``retry_backoff_max_ms``), with fresh metadata when the error
+        says the routing was wrong (net/retry.py's ``retry_each``). Not retried: errors of the ``final``
+        types (by default a topic the broker does not know; only a partition leader's answer may be
+        stale, and those callers pass ``final=()``), and a lost connection after the third time (a broker
+        that drops the connection on a request will drop it again). Returns item -> result or final
+        exception; the caller decides how to raise.
         """
-        pending = list(dict.fromkeys(items))
-        done: dict[K, Any] = {}
-        deadline = time.monotonic() + self._timeout
-        last: dict[K, BaseException] = {}
-        disconnects = 0
-        while pending:
-            try:
-                answers = await attempt(pending)
-            except errors.KafkaError as exc:
-                if not exc.retriable:
-                    raise
-                answers = {k: exc for k in pending}
-            retry: list[K] = []
-            reroute = False
-            lost = any(isinstance(a, errors.KafkaConnectionError) for a in answers.values())
-            disconnects += lost
-            for k in pending:
-                answer = answers.get(k, errors.ProtocolError(f"the broker's {what} answer left out {k!r}"))
-                if isinstance(answer, errors.KafkaConnectionError) and disconnects > 2:
-                    done[k] = answer
-                elif (isinstance(answer, errors.KafkaError) and answer.retriable
-                        and not isinstance(answer, final)):
-                    retry.append(k)
-                    last[k] = answer
-                    # "Ask someone else": refresh metadata (or re-find the coordinator) and retry.
-                    reroute = reroute or answer.invalid_metadata or answer.coordinator_moved
-                else:
-                    done[k] = answer
-            pending = retry
-            if not pending:
-                break
-            if time.monotonic() + self._backoff > deadline:
-                for k in pending:
-                    cause = last[k]
-                    timeout = errors.KafkaTimeoutError(
-                        f"{what} did not succeed within {self.config.request_timeout_ms} ms; "
-                        f"last error: {cause}")
-                    timeout.__cause__ = cause
-                    done[k] = timeout
-                break
-            if reroute:
-                self.client.request_metadata_update()
-            await asyncio.sleep(self._backoff)
-        return done
+
+        def retriable(exc: BaseException) -> bool:
+            return is_retriable(exc) and not isinstance(exc, final)
+
+        retry = Retry(what, self._timeout, retry_backoff(self.config))
+        return await retry_each(items, attempt, retry, retriable=retriable, max_disconnects=3,
+                                reroute=self.client.request_metadata_update)
 
     @staticmethod
     def _raise_first(results: Mapping[Any, Any], order: Iterable[Any]) -> None:

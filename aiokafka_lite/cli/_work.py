@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from .. import errors
+from ..net.retry import ExponentialBackoff, Retry, call_with_retries
 from ..structs import NewTopic, RecordMetadata, TopicPartition
 from ._clients import started
 from ._progress import Progress
@@ -54,17 +55,21 @@ async def topic_for(args: argparse.Namespace, admin_kwargs: dict[str, Any], pref
 
 async def _wait_for_leaders(admin: Any, topic: str, timeout: float = 10.0) -> None:
     """Brokers answer CreateTopics before every partition has a leader; wait for them."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            (d,) = await admin.describe_topics([topic])
-            if d.partitions and all(p.leader >= 0 for p in d.partitions):
-                return
-        except errors.UnknownTopicOrPartitionError:
-            pass
-        if time.monotonic() > deadline:
-            raise CLIError(f"topic {topic!r} has no leaders {timeout:g} s after it was created")
-        await asyncio.sleep(0.05)
+
+    async def attempt() -> None:
+        (d,) = await admin.describe_topics([topic])
+        if not (d.partitions and all(p.leader >= 0 for p in d.partitions)):
+            raise errors.LeaderNotAvailableError(f"topic {topic!r}")
+
+    def not_yet(exc: BaseException) -> bool:  # the new topic is not in metadata yet, or has no leader
+        return isinstance(exc, (errors.UnknownTopicOrPartitionError, errors.LeaderNotAvailableError))
+
+    retry = Retry(f"Waiting for leaders of topic {topic!r}", timeout, ExponentialBackoff(50, 500),
+                  wait_out=True)
+    try:
+        await call_with_retries(attempt, retry, retriable=not_yet)
+    except errors.KafkaTimeoutError:
+        raise CLIError(f"topic {topic!r} has no leaders {timeout:g} s after it was created") from None
 
 
 async def produce_n(producer: Any, topic: str, n: int, make: Callable[[int], tuple[bytes | None, bytes]],

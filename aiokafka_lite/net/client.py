@@ -28,21 +28,21 @@ from ..errors import (
     IllegalStateError,
     KafkaConnectionError,
     KafkaError,
-    KafkaTimeoutError,
     NodeNotReadyError,
+    UnknownTopicOrPartitionError,
     UnsupportedVersionError,
     for_code,
 )
 from ..protocol import API_KEYS
 from ..protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from ._ratelimit import RateLimitedWarning
-from ._timeout import run_with_timeout
 from .connection import BrokerConnection
 from .coordinator import lookup_coordinator
 from .lanes import key_for
 from .metadata import ClusterMetadata
 from .metadata_source import MetadataSource
 from .pool import ConnectionPool, ExponentialBackoff, PoolKey, key_node
+from .retry import Retry, call_with_retries, retry_backoff
 from .settings import ConnectionSettings, choose_version
 
 __all__ = ["KafkaClient", "MetadataListener"]
@@ -99,7 +99,7 @@ class KafkaClient:
         self._closed_cls = closed_error
         self._settings = ConnectionSettings(config)
         self._bootstrap_servers: list[tuple[str, int]] = list(config.bootstrap_servers)
-        self._retry_backoff = config.retry_backoff_ms / 1000
+        self._backoff = retry_backoff(config)
         self._request_timeout = config.request_timeout_ms / 1000
         self._max_age = max(config.metadata_max_age_ms, config.retry_backoff_ms, 1) / 1000
         if allow_auto_create_topics is None:
@@ -380,7 +380,8 @@ class KafkaClient:
         """Ask for a metadata update without waiting; the future resolves to ``cluster`` after it.
 
         Coalesced: every call until the update starts returns the same future. It fails (with the
-        reason) if the update fails; the refresh task then retries after ``retry_backoff_ms``.
+        reason) if the update fails; the refresh task then retries after ``retry_backoff_ms`` (doubling
+        per failure up to ``retry_backoff_max_ms``).
         """
         self.cluster.mark_stale()
         fut = self._md_next
@@ -426,37 +427,30 @@ class KafkaClient:
             return parts
         self._check_usable()
         self.add_topics((topic,))
-        deadline = time.monotonic() + timeout_ms / 1000
-        last: BaseException | None = None
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                note = f"; last error: {last}" if last is not None else ""
-                raise KafkaTimeoutError(f"topic {topic!r} not found in metadata after {timeout_ms} ms{note}")
-            try:
-                await run_with_timeout(self.refresh_metadata((topic,)), remaining)
-            except asyncio.TimeoutError:
-                continue
-            except KafkaError as exc:
-                if not exc.retriable:
-                    raise
-                last = exc
+
+        async def attempt() -> set[int]:
+            await self.refresh_metadata((topic,))
             parts = self.cluster.partitions_for(topic)
             if parts:
                 return parts
             code = self.cluster.topic_error(topic)
-            if code and for_code(code).topic_unusable:
-                raise for_code(code)(f"topic {topic!r}")
-            if code:
-                last = for_code(code)(f"topic {topic!r}")
-            await asyncio.sleep(min(self._retry_backoff, max(deadline - time.monotonic(), 0)))
+            if not code:
+                raise UnknownTopicOrPartitionError(f"topic {topic!r} has no partitions in metadata yet")
+            error = for_code(code)(f"topic {topic!r}")
+            if not error.topic_unusable:
+                error.retriable = True  # as Java's producer: wait out any other topic error
+            raise error
+
+        what = f"Looking up topic {topic!r} in metadata"
+        retry = Retry(what, timeout_ms / 1000, self._backoff, wait_out=True)
+        return await call_with_retries(attempt, retry)
 
     async def find_coordinator(self, key: str, key_type: int = 0, *, timeout_ms: int | None = None) -> int:
         """The node id coordinating a group (``key_type`` 0) or transactional id (1).
 
         Retries retriable errors (COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS, lost
-        connections) every ``retry_backoff_ms`` for up to ``timeout_ms`` (default
-        ``request_timeout_ms``), then raises :class:`KafkaTimeoutError` with the last error.
+        connections) after ``retry_backoff_ms`` (doubling up to ``retry_backoff_max_ms``) for up to
+        ``timeout_ms`` (default ``request_timeout_ms``), then raises KafkaTimeoutError with the last error.
         The coordinator's address is remembered so that ``send(node_id, ...)`` can reach it.
         """
         self._check_usable()
@@ -517,8 +511,8 @@ class KafkaClient:
                         await wakeup.wait()
                     finally:
                         timer.cancel()
-            if self._md_failures:
-                await asyncio.sleep(self._retry_backoff)
+            if self._md_failures:  # the background refresh has no deadline: only the backoff
+                await asyncio.sleep(self._backoff.delay(self._md_failures))
             fut = self._md_next
             self._md_next = None
             if fut is None or fut.done():

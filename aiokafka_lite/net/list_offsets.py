@@ -3,8 +3,8 @@
 They used to have three, with three retry policies (issue 13). A lookup sends one request per partition
 leader, in parallel, and sorts each partition's answer by what its error class says: an answer, a final
 error, or "ask again" (retriable; with fresh metadata when the error says the routing was stale). Partitions
-are asked again, with exponential backoff, until the deadline; then the caller gets a KafkaTimeoutError
-carrying the last error.
+are asked again, with exponential backoff, until the deadline (net/retry.py's ``retry_each``); then the
+caller gets a KafkaTimeoutError carrying the last error.
 What differs between callers is a choice, not a copy: whether a topic the cluster does not know is final
 (the admin client: the broker just said so) or worth waiting for (a consumer subscribed ahead of a producer).
 """
@@ -19,7 +19,8 @@ from typing import Any, NamedTuple
 from .. import errors as Errors
 from ..protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from ..structs import TopicPartition
-from .pool import ExponentialBackoff
+from ._timeout import run_with_timeout
+from .retry import ExponentialBackoff, Retry, retry_each
 
 __all__ = ["EARLIEST", "LATEST", "MAX_TIMESTAMP", "ListedOffset", "list_offsets"]
 
@@ -57,52 +58,25 @@ async def list_offsets(client: Any, wanted: Mapping[TopicPartition, int], *, tim
     connection is final (a broker that drops it on this request will drop it again); None waits out a
     restarting broker until the deadline.
     """
-    deadline = time.monotonic() + timeout
-    backoff = ExponentialBackoff(retry_backoff_ms, retry_backoff_max_ms)
-    pending = dict(wanted)
-    done: dict[TopicPartition, Outcome] = {}
-    last: dict[TopicPartition, Errors.KafkaError] = {}
-    failures = disconnects = 0
-    while pending:
-        by_leader = await _route(client, pending, done, last, missing_topics_final, deadline)
+    retry = Retry("ListOffsets", timeout, ExponentialBackoff(retry_backoff_ms, retry_backoff_max_ms))
+
+    async def attempt(pending: list[TopicPartition]) -> dict[TopicPartition, Outcome]:
+        out, by_leader = await _route(client, pending, missing_topics_final, retry)
         answers = await asyncio.gather(
-            *(_ask(client, node, {tp: pending[tp] for tp in tps}, read_committed, deadline)
+            *(_ask(client, node, {tp: wanted[tp] for tp in tps}, read_committed, retry.deadline)
               for node, tps in by_leader.items()),
             return_exceptions=True)
-        lost = False
         for tps, answer in zip(by_leader.values(), answers, strict=True):
             if isinstance(answer, BaseException):
                 if not isinstance(answer, Errors.KafkaError):
                     raise answer
-                lost = lost or isinstance(answer, Errors.KafkaConnectionError)
                 answer = {tp: answer for tp in tps}
-            for tp, outcome in answer.items():
-                if tp not in pending:
-                    continue
-                if isinstance(outcome, ListedOffset) or not _worth_retrying(outcome, disconnects,
-                                                                             max_disconnects):
-                    done[tp] = outcome
-                    del pending[tp]
-                else:
-                    last[tp] = outcome
-        disconnects += lost
-        if not pending:
-            break
-        failures += 1
-        wait = backoff.delay(failures)
-        if time.monotonic() + wait >= deadline:
-            for tp in pending:
-                cause = last.get(tp)
-                timeout_error = Errors.KafkaTimeoutError(
-                    f"ListOffsets for {_describe(tp)} got no answer within {timeout:.1f}s"
-                    + (f"; last error: {cause}" if cause is not None else ""))
-                timeout_error.__cause__ = cause
-                done[tp] = timeout_error
-            break
-        if any(e.invalid_metadata for e in last.values() if not isinstance(e, Errors.KafkaConnectionError)) \
-                or lost:
-            client.request_metadata_update()
-        await asyncio.sleep(wait)
+            out.update(answer)
+        return out
+
+    done = await retry_each(wanted, attempt, retry, retriable=_worth_retrying,
+                            max_disconnects=max_disconnects, describe=_describe,
+                            reroute=client.request_metadata_update)
     return {tp: done[tp] for tp in wanted}
 
 
@@ -110,35 +84,28 @@ def _leaderless(leader: int | None) -> bool:
     return leader is None or leader < 0
 
 
-def _worth_retrying(error: Errors.KafkaError, disconnects: int, max_disconnects: int | None) -> bool:
-    if isinstance(error, Errors.KafkaConnectionError) and max_disconnects is not None:
-        return disconnects + 1 < max_disconnects
-    return bool(error.retriable or error.invalid_metadata)
+def _worth_retrying(error: BaseException) -> bool:
+    """Ask again when waiting may help, or when fresh metadata may route the partition elsewhere."""
+    return isinstance(error, Errors.KafkaError) and bool(error.retriable or error.invalid_metadata)
 
 
-async def _route(client: Any, pending: dict[TopicPartition, int], done: dict[TopicPartition, Outcome],
-                 last: dict[TopicPartition, Errors.KafkaError], missing_final: bool,
-                 deadline: float) -> dict[int, list[TopicPartition]]:
-    """Pending partitions by leader; those without one wait for the next round (or fail, when final)."""
+async def _route(client: Any, pending: list[TopicPartition], missing_final: bool, retry: Retry
+                 ) -> tuple[dict[TopicPartition, Outcome], dict[int, list[TopicPartition]]]:
+    """Pending partitions by leader, and apart the errors of those without one (retriable: they wait for
+    the next round; final: a topic the cluster does not know, when ``missing_final``)."""
     cluster = client.cluster
+    out: dict[TopicPartition, Outcome] = {}
     if cluster.need_update or any(_leaderless(cluster.leader_for(tp)) for tp in pending):
         try:
-            await asyncio.wait_for(client.refresh_metadata({tp.topic for tp in pending}),
-                                   max(0.001, deadline - time.monotonic()))
-        except Errors.ClientClosedError as exc:
-            for tp in pending:
-                done[tp] = exc
-            pending.clear()
-            return {}
+            await run_with_timeout(client.refresh_metadata({tp.topic for tp in pending}),
+                                   max(0.001, retry.remaining()))
         except (Errors.KafkaError, asyncio.TimeoutError) as exc:
             failure = (exc if isinstance(exc, Errors.KafkaError)
                        else Errors.KafkaTimeoutError("metadata refresh took too long"))
-            for tp in pending:
-                last[tp] = failure
-            return {}
+            return {tp: failure for tp in pending}, {}
         cluster = client.cluster
     by_leader: dict[int, list[TopicPartition]] = {}
-    for tp in list(pending):
+    for tp in pending:
         leader = cluster.leader_for(tp)
         if leader is not None and leader >= 0:
             by_leader.setdefault(leader, []).append(tp)
@@ -152,13 +119,13 @@ async def _route(client: Any, pending: dict[TopicPartition, int], done: dict[Top
                 error = Errors.UnknownTopicOrPartitionError(
                     f"{_describe(tp)} does not exist (partitions 0..{max(parts)} do)" if parts
                     else f"topic {tp.topic!r} does not exist")
-                error.retriable = False  # the cluster just said so; waiting will not create it
-            done[tp] = error
-            del pending[tp]
+            # Final: the cluster just said so; waiting will not create it, nor will fresh metadata.
+            error.retriable = error.invalid_metadata = False
+            out[tp] = error
         else:
-            last[tp] = (Errors.for_code(code)(f"topic {tp.topic!r}") if code
-                        else Errors.LeaderNotAvailableError(f"no leader known for {_describe(tp)}"))
-    return by_leader
+            out[tp] = (Errors.for_code(code)(f"topic {tp.topic!r}") if code
+                       else Errors.LeaderNotAvailableError(f"no leader known for {_describe(tp)}"))
+    return out, by_leader
 
 
 async def _ask(client: Any, node: int, specs: Mapping[TopicPartition, int], read_committed: bool,

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 from collections.abc import Callable
 
 from ..errors import ClientClosedError, KafkaConnectionError, KafkaError
 from ..structs import BrokerInfo
 from .connection import BrokerConnection
 from .lanes import Lane
+from .retry import ExponentialBackoff
 from .settings import ConnectionSettings
 
 __all__ = ["ConnectionPool", "ExponentialBackoff", "PoolKey", "key_node"]
@@ -36,22 +36,6 @@ def key_node(key: PoolKey) -> int | None:
     if isinstance(key, Lane):
         return key.node
     return None
-
-
-class ExponentialBackoff:
-    """``initial * 2**(failures-1)`` capped at ``maximum``, times a random factor in 1 +- jitter."""
-
-    def __init__(self, initial_ms: float, maximum_ms: float, jitter: float = 0.2) -> None:
-        self.initial = initial_ms / 1000
-        self.maximum = max(maximum_ms, initial_ms) / 1000
-        self.jitter = jitter
-
-    def delay(self, failures: int) -> float:
-        """Seconds to wait after ``failures`` consecutive failures (0 for none)."""
-        if failures <= 0 or self.initial <= 0:
-            return 0.0
-        term = min(self.initial * (2 ** min(failures - 1, 62)), self.maximum)
-        return term * random.uniform(1 - self.jitter, 1 + self.jitter)
 
 
 class _KeyState:

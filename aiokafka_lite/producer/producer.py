@@ -23,10 +23,12 @@ from ..errors import (
     KafkaError,
     KafkaTimeoutError,
     ProducerClosedError,
+    UnknownTopicOrPartitionError,
 )
 from ..metrics.hub import ClientMetrics
 from ..metrics.monitor import Entry, Feed
 from ..net import KafkaClient
+from ..net.retry import Retry, call_with_retries, retry_backoff
 from ..records import BATCH_OVERHEAD, RECORD_OVERHEAD_MAX, codec_from_name
 from ..structs import OffsetAndMetadata, RecordMetadata, TopicPartition, check_topic_name
 from .accumulator import RecordAccumulator
@@ -203,7 +205,8 @@ class Producer(SendCore):
                 self._txn = TransactionManager(
                     self._client, self._idem, self._transactional_id,
                     transaction_timeout_ms=cfg.transaction_timeout_ms, retry_backoff_ms=cfg.retry_backoff_ms,
-                    request_timeout_ms=cfg.request_timeout_ms, wakeup=bell.ring, on_fatal=self._on_fatal)
+                    retry_backoff_max_ms=cfg.retry_backoff_max_ms, request_timeout_ms=cfg.request_timeout_ms,
+                    wakeup=bell.ring, on_fatal=self._on_fatal)
             acc = self._acc = RecordAccumulator(
                 batch_size=cfg.batch_size, linger_ms=cfg.linger_ms, compression=self._codec, pool=pool,
                 loop=loop, delivery_timeout_ms=cfg.delivery_timeout_ms,
@@ -372,21 +375,34 @@ class Producer(SendCore):
             info = self._topic_info(topic)
             if info is None:
                 raise KafkaTimeoutError(f"topic {topic!r} not present in metadata")
-        while partition is not None and partition >= info.num_partitions:
+        if partition is not None and partition >= info.num_partitions:
             if type(partition) is not int or partition < 0:
                 raise IllegalArgumentError(f"partition must be an int >= 0 or None, got {partition!r}")
-            if loop.time() >= deadline:
-                raise KafkaTimeoutError(
-                    f"partition {partition} of topic {topic!r} with {info.num_partitions} partitions "
-                    "not present "
-                    f"in metadata after {round(self._max_block * 1000)} ms (max_block_ms)")
-            with contextlib.suppress(KafkaError, asyncio.TimeoutError):
-                await asyncio.wait_for(self._client.refresh_metadata((topic,)),
-                                       max(deadline - loop.time(), 0))
-            info = self._topic_info(topic) or info
-            if partition >= info.num_partitions:
-                await asyncio.sleep(min(self._config.retry_backoff_ms / 1000, max(deadline - loop.time(), 0)))
+            info = await self._wait_for_partition(topic, partition, info, deadline)
         return info
+
+    async def _wait_for_partition(self, topic: str, partition: int, info: TopicInfo,
+                                  deadline: float) -> TopicInfo:
+        """Refresh metadata until ``topic`` has ``partition`` (it grew), up to the loop-time ``deadline``."""
+        loop = asyncio.get_running_loop()
+        seen = info
+
+        async def attempt() -> TopicInfo:
+            nonlocal seen
+            await self._client.refresh_metadata((topic,))
+            seen = self._topic_info(topic) or seen
+            if partition >= seen.num_partitions:
+                raise UnknownTopicOrPartitionError(f"{topic}[{partition}]")
+            return seen
+
+        retry = Retry(f"Waiting for partition {partition} of topic {topic!r}", deadline - loop.time(),
+                      retry_backoff(self._config), wait_out=True, clock=loop.time)
+        try:  # any failed refresh is waited out: max_block_ms is the limit
+            return await call_with_retries(attempt, retry, retriable=lambda e: isinstance(e, KafkaError))
+        except KafkaTimeoutError as exc:
+            raise KafkaTimeoutError(
+                f"partition {partition} of topic {topic!r} with {seen.num_partitions} partitions not present "
+                f"in metadata after {round(self._max_block * 1000)} ms (max_block_ms)") from exc.__cause__
 
     async def partitions_for(self, topic: str) -> set[int]:
         """The partition ids of ``topic`` (waiting up to max_block_ms for its metadata)."""

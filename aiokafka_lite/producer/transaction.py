@@ -27,25 +27,22 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     ClusterAuthorizationFailedError,
-    ConcurrentTransactionsError,
-    CoordinatorLoadInProgressError,
     IllegalStateError,
     InvalidProducerEpochError,
     InvalidProducerIdMappingError,
     InvalidTransactionTimeoutError,
     InvalidTxnStateError,
     KafkaError,
-    KafkaTimeoutError,
     OperationNotAttemptedError,
     ProducerFenced,
     TransactionAbortableError,
     TransactionalIdAuthorizationFailedError,
     TransactionCoordinatorFencedError,
-    UnknownTopicOrPartitionError,
     UnsupportedForMessageFormatError,
     UnsupportedVersionError,
     for_code,
 )
+from ..net.retry import ExponentialBackoff, Retry, call_with_retries, is_retriable
 from ..protocol.messages.add_offsets_to_txn import AddOffsetsToTxnRequest
 from ..protocol.messages.add_partitions_to_txn import AddPartitionsToTxnRequest, AddPartitionsToTxnTopic
 from ..protocol.messages.end_txn import EndTxnRequest
@@ -73,8 +70,6 @@ ADD_PARTITIONS_MAX_VERSION = 3
 #: v5 makes the coordinator bump the epoch on every EndTxn (KIP-890 part 2); we keep the classic protocol.
 END_TXN_MAX_VERSION = 4
 
-_RETRY_SAME = {ConcurrentTransactionsError.errno, CoordinatorLoadInProgressError.errno,
-               UnknownTopicOrPartitionError.errno, OperationNotAttemptedError.errno}
 #: Another producer with our transactional_id (or a newer coordinator) took over: ProducerFenced.
 _FENCED = {ProducerFenced.errno, InvalidProducerEpochError.errno}
 #: Errors no abort can repair (Java's TransactionManager treats them as fatal for every request).
@@ -147,12 +142,14 @@ class TransactionManager:
 
     def __init__(self, client: KafkaClient, idem: IdempotenceState, transactional_id: str, *,
                  transaction_timeout_ms: int, retry_backoff_ms: int, request_timeout_ms: int,
+                 retry_backoff_max_ms: int = 1000,
                  wakeup: Callable[[], None], on_fatal: Callable[[BaseException], None] | None = None) -> None:
         self.client = client
         self.idem = idem
         self.transactional_id = transactional_id
         self.transaction_timeout_ms = transaction_timeout_ms
-        self.retry_backoff = retry_backoff_ms / 1000
+        #: Between retries of a coordinator request (retry_backoff_ms doubling up to retry_backoff_max_ms).
+        self.backoff = ExponentialBackoff(retry_backoff_ms, retry_backoff_max_ms)
         self.request_timeout = request_timeout_ms / 1000
         self.wakeup = wakeup
         #: Told at once when the transaction turns fatal (the Producer's lifecycle moves to FAILED).
@@ -409,8 +406,8 @@ class TransactionManager:
                         self.added.add(tp)
                         self.pending.discard(tp)
                         tps.discard(tp)
-                    elif worst == 0 or code not in _RETRY_SAME:
-                        worst = code
+                    elif worst == 0 or not _ask_again(for_code(code)()):
+                        worst = code  # a refusal outranks an answer worth asking again
             if worst:
                 raise for_code(worst)(f"AddPartitionsToTxn for {sorted(tps)}")
             self.started = True
@@ -461,55 +458,54 @@ class TransactionManager:
             transactional_id=self.transactional_id, group_id=group_id, producer_id=self.idem.producer_id,
             producer_epoch=self.idem.producer_epoch,
             topics=[TxnOffsetCommitRequestTopic(name=t, partitions=p) for t, p in by_topic.items()])
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        last: BaseException | None = None
-        while True:
-            try:
-                node = await self.client.find_coordinator(group_id, 0)
-                response = await self.client.send(node, request)
-                worst = 0
-                for topic in response.topics:
-                    for part in topic.partitions:
-                        if part.error_code and (worst == 0 or for_code(worst).retriable):
-                            worst = part.error_code
-                if not worst:
-                    return
+
+        async def attempt() -> None:
+            node = await self.client.find_coordinator(group_id, 0, timeout_ms=_ms(retry.remaining()))
+            response = await self.client.send(node, request)
+            worst = 0
+            for topic in response.topics:
+                for part in topic.partitions:
+                    if part.error_code and (worst == 0 or for_code(worst).retriable):
+                        worst = part.error_code
+            if worst:
                 raise for_code(worst)(f"TxnOffsetCommit for group {group_id!r}")
-            except KafkaError as exc:
-                if not (exc.retriable or exc.coordinator_moved):
-                    raise
-                last = exc
-            if loop.time() + self.retry_backoff >= deadline:
-                raise KafkaTimeoutError(f"TxnOffsetCommit for group {group_id!r} did not succeed within "
-                                        f"{timeout:.1f} s; last error: {last}")
-            await asyncio.sleep(self.retry_backoff)
+
+        retry = Retry(f"TxnOffsetCommit for group {group_id!r}", timeout, self.backoff)
+        await call_with_retries(attempt, retry)
 
     # -- coordinator round trips ----------------------------------------------------------------
 
     async def _coordinated(self, call: Callable[[int], Any], timeout: float, what: str) -> Any:
-        """Run ``call(coordinator_node)``, re-finding the coordinator and retrying retriable errors."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        last: BaseException | None = None
-        while True:
+        """Run ``call(coordinator_node)``, re-finding the coordinator and retrying retriable errors (and
+        OPERATION_NOT_ATTEMPTED: nothing was done, ask again) until ``timeout`` (net/retry.py)."""
+        retry = Retry(f"{what} for transactional_id {self.transactional_id!r}", timeout, self.backoff)
+
+        async def attempt() -> Any:
             try:
                 if self.coordinator is None:
                     self.coordinator = await self.client.find_coordinator(
-                        self.transactional_id, 1, timeout_ms=max(int((deadline - loop.time()) * 1000), 1))
+                        self.transactional_id, 1, timeout_ms=_ms(retry.remaining()))
                 return await call(self.coordinator)
             except KafkaError as exc:
-                code = getattr(exc, "errno", None)
-                if code in _FENCED:
+                if getattr(exc, "errno", None) in _FENCED:
                     raise ProducerFenced(
                         f"{what}: another producer with transactional_id {self.transactional_id!r} "
                         f"took over ({exc})") from exc
-                if exc.coordinator_moved or (exc.retriable and code is None):
-                    self.coordinator = None
-                elif not exc.retriable and code not in _RETRY_SAME:
-                    raise
-                last = exc
-            if loop.time() + self.retry_backoff >= deadline:
-                raise KafkaTimeoutError(f"{what} for transactional_id {self.transactional_id!r} did not "
-                                        f"succeed within {timeout:.1f} s; last error: {last}")
-            await asyncio.sleep(self.retry_backoff)
+                raise
+
+        def forget_coordinator(exc: BaseException) -> None:
+            # The coordinator moved, or the way to it failed (a client-side error: no broker code).
+            if isinstance(exc, KafkaError) and (exc.coordinator_moved or getattr(exc, "errno", None) is None):
+                self.coordinator = None
+
+        return await call_with_retries(attempt, retry, retriable=_ask_again, on_retry=forget_coordinator)
+
+
+def _ask_again(exc: BaseException) -> bool:
+    """A coordinator's answer worth asking again: retriable, or OPERATION_NOT_ATTEMPTED (nothing was done)."""
+    return is_retriable(exc) or isinstance(exc, OperationNotAttemptedError)
+
+
+def _ms(seconds: float) -> int:
+    return max(int(seconds * 1000), 1)
+

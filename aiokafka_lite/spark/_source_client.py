@@ -19,6 +19,7 @@ from .. import errors as Errors
 from ..config import COMMON, Config
 from ..net.fetch_request import FetchAt, build_fetch, fetch_version, high_watermarks
 from ..net.list_offsets import list_offsets
+from ..net.retry import ExponentialBackoff, Retry, call_with_retries
 from ..protocol.messages.fetch import FetchRequest
 from ..structs import TopicPartition
 from ._client_cache import config_key, worker_loop
@@ -46,41 +47,23 @@ _REFRESH = frozenset({
 _MAX_BACKOFF_S = 1.0
 
 
-class _Backoff:
-    """Exponential backoff (doubling from ``retry_backoff_ms`` up to 1 s) within a deadline."""
-
-    def __init__(self, first_s: float) -> None:
-        self.next_s = max(first_s, 0.01)
-        self.attempts = 0
-
-    async def wait(self, deadline: float) -> bool:
-        """Sleep before the next attempt; False when the deadline leaves no room for one."""
-        remaining = deadline - asyncio.get_running_loop().time()
-        if remaining <= 0:
-            return False
-        await asyncio.sleep(min(self.next_s, remaining))
-        self.next_s = min(self.next_s * 2, _MAX_BACKOFF_S)
-        self.attempts += 1
-        return True
+def _backoff(first_s: float) -> ExponentialBackoff:
+    """Doubling from ``retry_backoff_ms`` up to 1 s, with jitter (net/retry.py)."""
+    return ExponentialBackoff(max(first_s, 0.01) * 1000, _MAX_BACKOFF_S * 1000)
 
 
 async def retry_until(what: str, timeout_ms: int, backoff_s: float, attempt: Callable[[], Awaitable[T]],
                       bound: str = "kafkaConsumer.pollTimeoutMs") -> T:
     """``attempt()`` again after retriable Kafka errors, with exponential backoff, for up to
     ``timeout_ms`` (named ``bound`` in the error); non-retriable errors pass at once."""
-    deadline = asyncio.get_running_loop().time() + timeout_ms / 1000.0
-    backoff = _Backoff(backoff_s)
-    while True:
-        try:
-            return await attempt()
-        except Errors.KafkaError as exc:
-            if not exc.retriable:
-                raise
-            error = exc
-        if not await backoff.wait(deadline):
-            raise Errors.KafkaTimeoutError(
-                f"{what} failed for {timeout_ms} ms ({bound}) after {backoff.attempts} retries; last "
-                f"error: {error!r}") from error
+    retry = Retry(what, timeout_ms / 1000.0, _backoff(backoff_s), wait_out=True,
+                  clock=asyncio.get_running_loop().time)
+    try:
+        return await call_with_retries(attempt, retry)
+    except Errors.KafkaTimeoutError as exc:  # the deadline (an attempt's own timeout is retried)
+        raise Errors.KafkaTimeoutError(
+            f"{what} failed for {timeout_ms} ms ({bound}) after {retry.failures} retries; last "
+            f"error: {exc.__cause__!r}") from exc.__cause__
 
 
 @dataclass
@@ -312,29 +295,28 @@ class SourceClient:
         Any other partition error is returned for the caller to judge (OFFSET_OUT_OF_RANGE means data
         loss).
         """
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout_ms / 1000.0
-        backoff = _Backoff(self.retry_backoff_s)
+        what = f"fetching {tp.topic}-{tp.partition} at offset {offset}"
+        retry = Retry(what, timeout_ms / 1000.0, _backoff(self.retry_backoff_s), wait_out=True,
+                      clock=asyncio.get_running_loop().time)
         node: int | None = None
-        while True:
-            try:
-                if backoff.attempts:
-                    await self._refresh([tp.topic])
-                node = (await self._leaders([tp])).popitem()[0]
-                got = await self._fetch_on(node, tp, offset, max_bytes, max_wait_ms, read_committed)
-                if got.error_code not in _REFRESH:
-                    return got
-                error: Errors.KafkaError = Errors.for_code(got.error_code)(
-                    f"fetching {tp.topic}-{tp.partition} at offset {offset}")
-            except Errors.KafkaError as exc:
-                if not exc.retriable:
-                    raise
-                error = exc
-            if not await backoff.wait(deadline):
-                raise Errors.KafkaTimeoutError(
-                    f"fetching {tp.topic}-{tp.partition} at offset {offset} from "
-                    f"{self._describe(node)} failed for {timeout_ms} ms (kafkaConsumer.pollTimeoutMs) "
-                    f"after {backoff.attempts} retries; last error: {error!r}") from error
+
+        async def attempt() -> FetchedPartition:
+            nonlocal node
+            if retry.failures:
+                await self._refresh([tp.topic])
+            node = (await self._leaders([tp])).popitem()[0]
+            got = await self._fetch_on(node, tp, offset, max_bytes, max_wait_ms, read_committed)
+            if got.error_code in _REFRESH:
+                raise Errors.for_code(got.error_code)(what)
+            return got
+
+        try:
+            return await call_with_retries(attempt, retry)
+        except Errors.KafkaTimeoutError as exc:  # the deadline (an attempt's own timeout is retried)
+            raise Errors.KafkaTimeoutError(
+                f"{what} from {self._describe(node)} failed for {timeout_ms} ms "
+                f"(kafkaConsumer.pollTimeoutMs) after {retry.failures} retries; "
+                f"last error: {exc.__cause__!r}") from exc.__cause__
 
     def _describe(self, node: int | None) -> str:
         """``broker 111 (127.0.0.1:9092)``, or the bootstrap servers while no leader is known."""
