@@ -210,6 +210,11 @@ class RecordFuture:
     def get_loop(self) -> asyncio.AbstractEventLoop:
         return self.batch.loop
 
+    def follow(self) -> RecordFuture:
+        """A new handle on the same record, never cancelled: for whoever must see the record's own
+        outcome (interceptors, tracing) after the caller cancelled this one."""
+        return make_future(self.batch, self.index, self.timestamp)
+
     def result(self) -> RecordMetadata:
         if self._cancelled is not None:
             raise self._make_cancelled_error()

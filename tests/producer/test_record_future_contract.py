@@ -232,3 +232,23 @@ async def test_broker_bulk_wait_timeout_leaves_flush_waiting(
         assert bulk.done()
         assert await bulk == 3
         assert [m.offset for m in bulk.metadata()] == [1, 2, 3]  # type: ignore[union-attr]
+
+
+async def test_broker_interceptor_sees_a_cancelled_record_delivered(
+        broker: EmbeddedBroker, new_topic: Callable[..., str]) -> None:
+    """Cancelling the caller's future does not change what interceptors learn: the record's metadata."""
+    topic = new_topic()
+    acks: list[tuple[RecordMetadata | None, BaseException | None]] = []
+
+    class Recorder:
+        def on_send(self, record: Any) -> Any:
+            return record
+
+        def on_acknowledgement(self, md: RecordMetadata | None, exc: BaseException | None) -> None:
+            acks.append((md, exc))
+
+    async with Producer(bootstrap_servers=broker.bootstrap, linger_ms=3000, interceptors=[Recorder()]) as p:
+        fut = await p.send(topic, b"x", partition=0)
+        assert fut.cancel() is True
+        await p.flush()
+    assert len(acks) == 1 and acks[0][1] is None and acks[0][0] is not None and acks[0][0].offset == 0
