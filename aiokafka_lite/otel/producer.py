@@ -90,6 +90,9 @@ class ProducerTelemetry:
         return fut
 
     def _acked(self, fut: Any, span: Any, topic: str, started: float) -> None:
+        if fut.cancelled():  # the caller stopped waiting; the span ends with the record's own outcome
+            fut.follow().add_done_callback(lambda f: self._acked(f, span, topic, started))
+            return
         exc = fut.exception()
         if exc is not None:
             self._end(span, topic, fut.partition, None, exc, started, 1)

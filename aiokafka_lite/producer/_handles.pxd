@@ -12,7 +12,7 @@ cdef class BatchResult:
     cdef public long long log_append_time
     cdef public object error
     cdef public bint done
-    cdef object _fut
+    cdef list _waiters
     cdef list _callbacks
     cdef public list parts
     cdef _finish(self)
@@ -29,6 +29,7 @@ cdef class RecordFuture:
     cdef public BatchResult batch
     cdef public long long index
     cdef public long long timestamp
+    cdef object _cancelled
     @cython.locals(b=BatchResult, index=cython.longlong, lat=cython.longlong)
     cpdef result(self)
 

@@ -550,6 +550,8 @@ class Producer(SendCore):
         if interceptors is None or not batch.handles:
             return
         for handle in batch.handles:
+            if handle.cancelled():  # the caller stopped waiting; the record was still delivered
+                handle = handle.follow()
             try:
                 md = handle.result()
                 interceptors.on_acknowledgement(md, None)

@@ -240,3 +240,22 @@ async def test_per_client_providers_and_uninstrument(tansu: Any, new_topic: Any,
     finally:
         KafkaInstrumentor().uninstrument()
     assert len(tel.spans()) == 1
+
+
+async def test_cancelled_record_future_ends_its_span_at_delivery(tansu: Any, new_topic: Any,
+                                                                 instrumented: Any) -> None:
+    """The caller cancelling a record's future (a timeout) neither breaks the send span's callback nor
+    ends the span early: it ends with the offset the record was still delivered at."""
+    topic = new_topic()
+    errors: list[Any] = []
+    asyncio.get_running_loop().set_exception_handler(lambda _loop, ctx: errors.append(ctx))
+    async with Producer(bootstrap_servers=tansu.bootstrap, linger_ms=3000, **BASE) as producer:
+        fut = await producer.send(topic, b"v", partition=0)
+        assert fut.cancel() is True
+        await asyncio.sleep(0)
+        assert instrumented.spans(f"send {topic}") == []
+        await producer.flush()
+        await asyncio.sleep(0)
+    (span,) = instrumented.spans(f"send {topic}")
+    assert span.attributes["messaging.kafka.offset"] == 0
+    assert errors == []
