@@ -6,34 +6,30 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from ..structs import TopicPartition
 from ._clients import admin_for, print_table, started
+from ._commands import Common, command_with_actions, finish
 from ._offsets import end_offsets
 from ._runtime import CLIError
 
 
-def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    groups = sub.add_parser("groups", help="list, describe, delete groups; reset or delete offsets",
-                            description="Consumer group administration.")
-    actions = groups.add_subparsers(dest="action", metavar="ACTION", parser_class=type(groups))
-    actions.required = True
+def register(sub: Any, common: Common) -> None:
+    actions = command_with_actions(
+        sub, "groups", help="list, describe, delete groups; reset or delete offsets",
+        description="Consumer group administration.")
 
     p = actions.add_parser("list", help="list groups", description="List groups on every broker.")
     p.add_argument("-l", "--long", action="store_true",
                    help="also show protocol type, state and group type (classic or consumer)")
-    common(p)
-    p.set_defaults(handler=_list)
+    finish(p, common, _list)
 
     p = actions.add_parser("describe", help="members, assignments, committed offsets and lag",
                            description="Describe groups: state, members and their partitions, and per "
                                        "partition the committed offset, the log end and the lag.")
     p.add_argument("groups", nargs="+", metavar="GROUP")
-    p.add_argument("--json", action="store_true", help="one JSON object per group")
-    common(p)
-    p.set_defaults(handler=_describe)
+    finish(p, common, _describe, json="one JSON object per group")
 
     p = actions.add_parser(
         "reset-offsets", help="move a group's committed offsets (a dry run unless --execute)",
@@ -57,9 +53,7 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     run = p.add_mutually_exclusive_group()
     run.add_argument("--dry-run", action="store_true", help="only print the new offsets (the default)")
     run.add_argument("--execute", action="store_true", help="commit the new offsets")
-    p.add_argument("--json", action="store_true", help="one JSON object per partition")
-    common(p)
-    p.set_defaults(handler=_reset)
+    finish(p, common, _reset, json="one JSON object per partition")
 
     p = actions.add_parser(
         "delete-offsets", help="delete a group's committed offsets of topics",
@@ -69,22 +63,15 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--topic", action="append", required=True, metavar="TOPIC", help="repeatable")
     p.add_argument("-p", "--partition", type=int, action="append", default=None,
                    help="only this partition of the topics; repeatable")
-    p.add_argument("--json", action="store_true", help="one JSON object per partition")
-    common(p)
-    p.set_defaults(handler=_delete_offsets)
+    finish(p, common, _delete_offsets, json="one JSON object per partition")
 
     p = actions.add_parser("delete", help="delete empty groups", description="Delete (empty) groups.")
     p.add_argument("groups", nargs="+", metavar="GROUP")
-    common(p)
-    p.set_defaults(handler=_delete)
-
-
-def _admin(args: argparse.Namespace) -> Any:
-    return admin_for(args)
+    finish(p, common, _delete)
 
 
 async def _list(args: argparse.Namespace) -> int:
-    async with started(_admin(args), args, "admin") as admin:
+    async with started(admin_for(args), args, "admin") as admin:
         for g in await admin.list_groups():
             print(f"{g.group_id}\t{g.protocol_type}\t{g.state}\t{g.group_type or '-'}" if args.long
                   else g.group_id)
@@ -92,7 +79,7 @@ async def _list(args: argparse.Namespace) -> int:
 
 
 async def _describe(args: argparse.Namespace) -> int:
-    async with started(_admin(args), args, "admin") as admin:
+    async with started(admin_for(args), args, "admin") as admin:
         descriptions = await admin.describe_groups(list(dict.fromkeys(args.groups)))
         for d in descriptions:
             committed = await admin.list_consumer_group_offsets(d.group_id)
@@ -136,7 +123,7 @@ def _dash(value: Any) -> str:
 
 
 async def _delete(args: argparse.Namespace) -> int:
-    async with started(_admin(args), args, "admin") as admin:
+    async with started(admin_for(args), args, "admin") as admin:
         groups = list(dict.fromkeys(args.groups))
         await admin.delete_groups(groups)
         for g in groups:
@@ -148,7 +135,7 @@ async def _reset(args: argparse.Namespace) -> int:
     from .cmd_metadata import parse_time, partitions_of
 
     when = parse_time(args.to_datetime) if args.to_datetime is not None else None
-    async with started(_admin(args), args, "admin") as admin:
+    async with started(admin_for(args), args, "admin") as admin:
         committed = {tp: om.offset for tp, om in
                      (await admin.list_consumer_group_offsets(args.group)).items() if om.offset >= 0}
         if args.all_topics:
@@ -200,7 +187,7 @@ async def _reset(args: argparse.Namespace) -> int:
 async def _delete_offsets(args: argparse.Namespace) -> int:
     from .cmd_metadata import partitions_of
 
-    async with started(_admin(args), args, "admin") as admin:
+    async with started(admin_for(args), args, "admin") as admin:
         tps = await partitions_of(admin, list(dict.fromkeys(args.topic)), args.partition)
         await admin.delete_consumer_group_offsets(args.group, tps)
     for tp in tps:

@@ -6,12 +6,12 @@ import argparse
 import asyncio
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from .. import errors
 from ._clients import settings, started
+from ._commands import Common, finish
 from ._io import read_lines, unescape
 from ._progress import Progress
 from ._runtime import CLIError, UsageError
@@ -20,7 +20,7 @@ from ._settings import PRODUCER, parse_pairs
 COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
 
 
-def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(sub: Any, common: Common) -> None:
     p = sub.add_parser(
         "produce", help="produce lines from stdin or a file",
         description="Produce one record per line of stdin (or --file). Empty lines are skipped "
@@ -44,8 +44,7 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: on for a file when stderr is a terminal)")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
-    common(p)
-    p.set_defaults(handler=run)
+    finish(p, common, run)
 
 
 def _count_lines(path: Path, keep_empty: bool) -> int:

@@ -7,29 +7,26 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from ..structs import TopicPartition
 from ._clients import admin_for, print_table, started
+from ._commands import Common, command_with_actions, finish
 from ._offsets import end_offsets
 from ._runtime import CLIError
 
 
-def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    groups = sub.add_parser("share-groups", help="describe share groups; list, reset or delete start offsets",
-                            description="Share group (KIP-932) administration. A share group's offset for a "
-                                        "partition is its start offset: every record below it is done with.")
-    actions = groups.add_subparsers(dest="action", metavar="ACTION", parser_class=type(groups))
-    actions.required = True
+def register(sub: Any, common: Common) -> None:
+    actions = command_with_actions(
+        sub, "share-groups", help="describe share groups; list, reset or delete start offsets",
+        description="Share group (KIP-932) administration. A share group's offset for a "
+                    "partition is its start offset: every record below it is done with.")
 
     p = actions.add_parser("describe", help="state, epochs, assignor, members and their partitions",
                            description="Describe share groups: state, epochs, assignor, and each member "
                                        "with the partitions assigned to it.")
     p.add_argument("groups", nargs="+", metavar="GROUP")
-    p.add_argument("--json", action="store_true", help="one JSON object per group")
-    common(p)
-    p.set_defaults(handler=_describe)
+    finish(p, common, _describe, json="one JSON object per group")
 
     p = actions.add_parser("offsets", help="a share group's start offset per partition",
                            description="The start offset of GROUP for each partition it has state for "
@@ -38,9 +35,7 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--topic", action="append", default=None, metavar="TOPIC", help="repeatable")
     p.add_argument("-p", "--partition", type=int, action="append", default=None,
                    help="only this partition of the topics (with --topic); repeatable")
-    p.add_argument("--json", action="store_true", help="one JSON object per partition")
-    common(p)
-    p.set_defaults(handler=_offsets)
+    finish(p, common, _offsets, json="one JSON object per partition")
 
     p = actions.add_parser(
         "reset-offsets", help="move a share group's start offsets (a dry run unless --execute)",
@@ -63,9 +58,7 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     run = p.add_mutually_exclusive_group()
     run.add_argument("--dry-run", action="store_true", help="only print the new offsets (the default)")
     run.add_argument("--execute", action="store_true", help="set the new offsets")
-    p.add_argument("--json", action="store_true", help="one JSON object per partition")
-    common(p)
-    p.set_defaults(handler=_reset)
+    finish(p, common, _reset, json="one JSON object per partition")
 
     p = actions.add_parser(
         "delete-offsets", help="delete a share group's state of topics",
@@ -73,9 +66,7 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
                     "(DeleteShareGroupOffsets). The group must have no members.")
     p.add_argument("group", metavar="GROUP")
     p.add_argument("--topic", action="append", required=True, metavar="TOPIC", help="repeatable")
-    p.add_argument("--json", action="store_true", help="one JSON object per topic")
-    common(p)
-    p.set_defaults(handler=_delete_offsets)
+    finish(p, common, _delete_offsets, json="one JSON object per topic")
 
 
 async def _describe(args: argparse.Namespace) -> int:
