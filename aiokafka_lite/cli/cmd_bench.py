@@ -18,7 +18,7 @@ from ._clients import settings, started
 from ._commands import Common, command_with_actions, finish
 from ._progress import Progress
 from ._runtime import CLIError
-from ._settings import ROUND_TRIP
+from ._settings import ACKS, COMPRESSIONS, ROUND_TRIP
 from ._work import assign_from, consume_until, topic_for
 
 
@@ -33,8 +33,8 @@ def register(sub: Any, common: Common) -> None:
         p.add_argument("-s", "--size", type=int, default=100, help="value size in bytes (default: 100)")
         p.add_argument("--topic", help="use this topic (created if missing) instead of a temporary one")
         p.add_argument("--partitions", type=int, default=3, help="partitions of a new topic (default: 3)")
-        p.add_argument("-z", "--compression", choices=("none", "gzip", "snappy", "lz4", "zstd"), default=None)
-        p.add_argument("-a", "--acks", choices=("0", "1", "all", "-1"), default=None)
+        p.add_argument("-z", "--compression", choices=COMPRESSIONS, default=None)
+        p.add_argument("-a", "--acks", choices=ACKS, default=None)
         p.add_argument("--timeout", type=float, default=30.0,
                        help="consume: give up when nothing arrives for this long (default: 30)")
         p.add_argument("--json", action="store_true", help="print the figures as one JSON line")

@@ -15,9 +15,7 @@ from ._commands import Common, finish
 from ._io import read_lines, unescape
 from ._progress import Progress
 from ._runtime import CLIError, UsageError
-from ._settings import PRODUCER, parse_pairs
-
-COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
+from ._settings import ACKS, COMPRESSIONS, PRODUCER, parse_pairs
 
 
 def register(sub: Any, common: Common) -> None:
@@ -35,7 +33,7 @@ def register(sub: Any, common: Common) -> None:
     p.add_argument("-p", "--partition", type=int, default=None, help="send every record to this partition")
     p.add_argument("-z", "--compression", choices=COMPRESSIONS, default=None,
                    help="batch compression (compression.type)")
-    p.add_argument("-a", "--acks", choices=("0", "1", "all", "-1"), default=None, help="acks setting")
+    p.add_argument("-a", "--acks", choices=ACKS, default=None, help="acks setting")
     p.add_argument("--keep-empty", action="store_true", help="produce empty lines as empty values")
     p.add_argument("-D", "--delimiter", default=None, metavar="DELIM",
                    help=r"records are separated by DELIM instead of a newline (e.g. '|' or '\0')")

@@ -16,7 +16,7 @@ from ._clients import CLI_SESSION_TIMEOUT_MS, bootstrap, settings, started
 from ._commands import Common, finish
 from ._progress import Progress
 from ._runtime import CLIError
-from ._settings import ROUND_TRIP
+from ._settings import ACKS, COMPRESSIONS, ROUND_TRIP
 from ._work import assign_from, consume_until, produce_n, run_id, topic_for
 
 
@@ -31,8 +31,8 @@ def register(sub: Any, common: Common) -> None:
     p.add_argument("--topic", help="use this topic (created if missing) instead of a temporary one")
     p.add_argument("--partitions", type=int, default=3, help="partitions of the temporary topic (default: 3)")
     p.add_argument("-g", "--group", help="read back through this consumer group instead of direct assignment")
-    p.add_argument("-z", "--compression", choices=("none", "gzip", "snappy", "lz4", "zstd"), default=None)
-    p.add_argument("-a", "--acks", choices=("0", "1", "all", "-1"), default=None)
+    p.add_argument("-z", "--compression", choices=COMPRESSIONS, default=None)
+    p.add_argument("-a", "--acks", choices=ACKS, default=None)
     p.add_argument("--timeout", type=float, default=30.0,
                    help="give up when no record arrives for this long (default: 30)")
     p.add_argument("--keep-topic", action="store_true", help="do not delete the temporary topic")
