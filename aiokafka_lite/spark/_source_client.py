@@ -64,11 +64,10 @@ class _Backoff:
         return True
 
 
-async def retry_until(what: str | Callable[[], str], timeout_ms: int, backoff_s: float,
-                      attempt: Callable[[], Awaitable[T]], bound: str = "kafkaConsumer.pollTimeoutMs") -> T:
+async def retry_until(what: str, timeout_ms: int, backoff_s: float, attempt: Callable[[], Awaitable[T]],
+                      bound: str = "kafkaConsumer.pollTimeoutMs") -> T:
     """``attempt()`` again after retriable Kafka errors, with exponential backoff, for up to
-    ``timeout_ms`` (named ``bound`` in the error); non-retriable errors pass at once. ``what`` names
-    the work in the timeout error; a callable is asked then, to name what the last attempt reached."""
+    ``timeout_ms`` (named ``bound`` in the error); non-retriable errors pass at once."""
     deadline = asyncio.get_running_loop().time() + timeout_ms / 1000.0
     backoff = _Backoff(backoff_s)
     while True:
@@ -79,9 +78,8 @@ async def retry_until(what: str | Callable[[], str], timeout_ms: int, backoff_s:
                 raise
             error = exc
         if not await backoff.wait(deadline):
-            named = what() if callable(what) else what
             raise Errors.KafkaTimeoutError(
-                f"{named} failed for {timeout_ms} ms ({bound}) after {backoff.attempts} retries; last "
+                f"{what} failed for {timeout_ms} ms ({bound}) after {backoff.attempts} retries; last "
                 f"error: {error!r}") from error
 
 
@@ -314,24 +312,29 @@ class SourceClient:
         Any other partition error is returned for the caller to judge (OFFSET_OUT_OF_RANGE means data
         loss).
         """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_ms / 1000.0
+        backoff = _Backoff(self.retry_backoff_s)
         node: int | None = None
-        tries = 0
-
-        async def attempt() -> FetchedPartition:
-            nonlocal node, tries
-            tries += 1
-            if tries > 1:
-                await self._refresh([tp.topic])
-            node = (await self._leaders([tp])).popitem()[0]
-            got = await self._fetch_on(node, tp, offset, max_bytes, max_wait_ms, read_committed)
-            if got.error_code in _REFRESH:  # all retriable: fresh metadata may find the new leader
-                raise Errors.for_code(got.error_code)(
+        while True:
+            try:
+                if backoff.attempts:
+                    await self._refresh([tp.topic])
+                node = (await self._leaders([tp])).popitem()[0]
+                got = await self._fetch_on(node, tp, offset, max_bytes, max_wait_ms, read_committed)
+                if got.error_code not in _REFRESH:
+                    return got
+                error: Errors.KafkaError = Errors.for_code(got.error_code)(
                     f"fetching {tp.topic}-{tp.partition} at offset {offset}")
-            return got
-
-        return await retry_until(
-            lambda: f"fetching {tp.topic}-{tp.partition} at offset {offset} from {self._describe(node)}",
-            timeout_ms, self.retry_backoff_s, attempt)
+            except Errors.KafkaError as exc:
+                if not exc.retriable:
+                    raise
+                error = exc
+            if not await backoff.wait(deadline):
+                raise Errors.KafkaTimeoutError(
+                    f"fetching {tp.topic}-{tp.partition} at offset {offset} from "
+                    f"{self._describe(node)} failed for {timeout_ms} ms (kafkaConsumer.pollTimeoutMs) "
+                    f"after {backoff.attempts} retries; last error: {error!r}") from error
 
     def _describe(self, node: int | None) -> str:
         """``broker 111 (127.0.0.1:9092)``, or the bootstrap servers while no leader is known."""
