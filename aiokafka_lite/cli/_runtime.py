@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 from .. import errors
+from .._tasks import cancel_and_wait
 
 PROG = "aiokafka-lite"
 T = TypeVar("T")
@@ -131,11 +132,7 @@ async def race(work: Awaitable[T], stop: StopSignal, timeout: float | None = Non
         stopper.cancel()
     if task in done:
         return True, task.result()
-    task.cancel()
-    try:
-        await task
-    except asyncio.CancelledError:
-        pass
+    await cancel_and_wait(task)
     return False, None
 
 

@@ -20,6 +20,10 @@ SHARE_CONSUMER = ("share_consumer",)
 ADMIN = ("admin",)
 ROUND_TRIP = ("producer", "consumer", "admin")
 
+#: The choices of the producing commands' -z/--compression and -a/--acks.
+COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
+ACKS = ("0", "1", "all", "-1")
+
 
 def parse_pairs(pairs: Iterable[str] | None, *, what: str = "-X", normalize: bool = True) -> dict[str, str]:
     """``["linger.ms=5", "acks=all"]`` -> ``{"linger_ms": "5", "acks": "all"}`` (keyword spelling).

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 from typing import Any
 
 from ._clients import admin_for, print_table, started
+from ._commands import Common, command_with_actions, finish
 from ._runtime import CLIError
 
 OPERATIONS = ("all", "read", "write", "create", "delete", "alter", "describe", "cluster_action",
@@ -28,20 +28,17 @@ def _resource_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", metavar="HOST", help="from where (default for add: '*', any host)")
 
 
-def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    acls = sub.add_parser("acls", help="list, add or remove ACLs",
-                          description="Access control lists. The broker must run an authorizer; one "
-                                      "without answers SECURITY_DISABLED (noida-db does).")
-    actions = acls.add_subparsers(dest="action", metavar="ACTION", parser_class=type(acls))
-    actions.required = True
+def register(sub: Any, common: Common) -> None:
+    actions = command_with_actions(
+        sub, "acls", help="list, add or remove ACLs",
+        description="Access control lists. The broker must run an authorizer; one "
+                    "without answers SECURITY_DISABLED (noida-db does).")
 
     p = actions.add_parser("list", help="list ACLs, optionally filtered",
                            description="List the ACLs matching the options given (all when none is).")
     _resource_options(p)
     p.add_argument("--operation", choices=OPERATIONS, help="only ACLs for this operation")
-    p.add_argument("--json", action="store_true", help="one JSON object per ACL")
-    common(p)
-    p.set_defaults(handler=_list)
+    finish(p, common, _list, json="one JSON object per ACL")
 
     p = actions.add_parser("add", help="add ACLs", description=(
         "Allow (or, with --deny, deny) PRINCIPAL each --operation on one resource."))
@@ -49,18 +46,14 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--operation", action="append", choices=OPERATIONS, required=True,
                    help="repeatable")
     p.add_argument("--deny", action="store_true", help="a deny ACL (default: allow)")
-    p.add_argument("--json", action="store_true", help="one JSON object per ACL added")
-    common(p)
-    p.set_defaults(handler=_add)
+    finish(p, common, _add, json="one JSON object per ACL added")
 
     p = actions.add_parser("remove", help="remove the ACLs matching a filter", description=(
         "Remove every ACL matching the options given; at least a resource or --principal is needed."))
     _resource_options(p)
     p.add_argument("--operation", choices=OPERATIONS, help="only ACLs for this operation")
     p.add_argument("--deny", action="store_true", help="only deny ACLs")
-    p.add_argument("--json", action="store_true", help="one JSON object per ACL removed")
-    common(p)
-    p.set_defaults(handler=_remove)
+    finish(p, common, _remove, json="one JSON object per ACL removed")
 
 
 def _resource(args: argparse.Namespace) -> tuple[str, str | None]:

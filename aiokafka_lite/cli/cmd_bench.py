@@ -11,22 +11,21 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import Callable
 from typing import Any
 
 from ..structs import RecordMetadata, TopicPartition
 from ._clients import settings, started
+from ._commands import Common, command_with_actions, finish
 from ._progress import Progress
 from ._runtime import CLIError
-from ._settings import ROUND_TRIP
+from ._settings import ACKS, COMPRESSIONS, ROUND_TRIP
 from ._work import assign_from, consume_until, topic_for
 
 
-def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    bench = sub.add_parser("bench", help="measure produce or consume throughput",
-                           description="A small throughput benchmark against a running broker.")
-    actions = bench.add_subparsers(dest="action", metavar="ACTION", parser_class=type(bench))
-    actions.required = True
+def register(sub: Any, common: Common) -> None:
+    actions = command_with_actions(
+        sub, "bench", help="measure produce or consume throughput",
+        description="A small throughput benchmark against a running broker.")
     for action, text in (("produce", "time producing N records"),
                          ("consume", "time consuming N records (produced first, untimed)")):
         p = actions.add_parser(action, help=text, description=text.capitalize() + ".")
@@ -34,15 +33,14 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
         p.add_argument("-s", "--size", type=int, default=100, help="value size in bytes (default: 100)")
         p.add_argument("--topic", help="use this topic (created if missing) instead of a temporary one")
         p.add_argument("--partitions", type=int, default=3, help="partitions of a new topic (default: 3)")
-        p.add_argument("-z", "--compression", choices=("none", "gzip", "snappy", "lz4", "zstd"), default=None)
-        p.add_argument("-a", "--acks", choices=("0", "1", "all", "-1"), default=None)
+        p.add_argument("-z", "--compression", choices=COMPRESSIONS, default=None)
+        p.add_argument("-a", "--acks", choices=ACKS, default=None)
         p.add_argument("--timeout", type=float, default=30.0,
                        help="consume: give up when nothing arrives for this long (default: 30)")
         p.add_argument("--json", action="store_true", help="print the figures as one JSON line")
         p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                        help="progress bar on stderr (default: on)")
-        common(p)
-        p.set_defaults(handler=run)
+        finish(p, common, run)
 
 
 async def send_all(producer: Any, topic: str, n: int, value: bytes,

@@ -6,15 +6,15 @@ import argparse
 import signal
 import sys
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from ._commands import Common
 from ._runtime import CLIError
 
 
-def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(sub: Any, common: Common) -> None:
     p = sub.add_parser(
         "broker", help="run the embedded development broker (Tansu or noida-db)",
         description="Run a local Kafka-protocol broker on a loopback port until Ctrl-C or SIGTERM. "

@@ -5,21 +5,20 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 from typing import Any
 
-from ._clients import settings, started
+from ._clients import admin_for, started
+from ._commands import Common, command_with_actions, finish
 from ._runtime import CLIError
-from ._settings import ADMIN, parse_pairs
+from ._settings import parse_pairs
 
 TYPES = ("topic", "broker")
 
 
-def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    configs = sub.add_parser("configs", help="describe or alter topic and broker configs",
-                             description="Topic and broker configs.")
-    actions = configs.add_subparsers(dest="action", metavar="ACTION", parser_class=type(configs))
-    actions.required = True
+def register(sub: Any, common: Common) -> None:
+    actions = command_with_actions(
+        sub, "configs", help="describe or alter topic and broker configs",
+        description="Topic and broker configs.")
 
     p = actions.add_parser("describe", help="show configs",
                            description="Show the configs of a topic or a broker (by node id). Tansu "
@@ -27,9 +26,7 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("type", choices=TYPES)
     p.add_argument("names", nargs="+", metavar="NAME", help="topic names or broker ids")
     p.add_argument("--all", action="store_true", help="also configs left at their defaults")
-    p.add_argument("--json", action="store_true", help="one JSON object per resource")
-    common(p)
-    p.set_defaults(handler=_describe)
+    finish(p, common, _describe, json="one JSON object per resource")
 
     p = actions.add_parser("alter", help="set or reset configs (only those named change)",
                            description="Set configs (--set name=value) or reset them to their default "
@@ -39,9 +36,7 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="repeatable")
     p.add_argument("--delete", action="append", default=[], metavar="KEY", help="repeatable")
     p.add_argument("--validate-only", action="store_true", help="ask the broker to check, not change")
-    p.add_argument("--json", action="store_true", help="one JSON object per resource")
-    common(p)
-    p.set_defaults(handler=_alter)
+    finish(p, common, _alter, json="one JSON object per resource")
 
     p = actions.add_parser("set", help="set configs (KEY=VALUE ...)",
                            description="Set configs of one topic or broker; the others stay as they are "
@@ -53,9 +48,7 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--replace-all", action="store_true",
                    help="replace the whole set (AlterConfigs); configs not given are reset")
     p.add_argument("--validate-only", action="store_true", help="ask the broker to check, not change")
-    p.add_argument("--json", action="store_true", help="a JSON object for the change")
-    common(p)
-    p.set_defaults(handler=_set)
+    finish(p, common, _set, json="a JSON object for the change")
 
     p = actions.add_parser("delete", help="reset configs to their defaults (KEY ...)",
                            description="Reset the named configs of one topic or broker to their defaults.")
@@ -63,22 +56,14 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("name", metavar="NAME", help="a topic name or broker id")
     p.add_argument("keys", nargs="+", metavar="KEY")
     p.add_argument("--validate-only", action="store_true", help="ask the broker to check, not change")
-    p.add_argument("--json", action="store_true", help="a JSON object for the change")
-    common(p)
-    p.set_defaults(handler=_delete)
-
-
-def _admin(args: argparse.Namespace) -> Any:
-    from ..admin import Admin
-
-    return Admin(**settings(args, ADMIN)["admin"])
+    finish(p, common, _delete, json="a JSON object for the change")
 
 
 async def _describe(args: argparse.Namespace) -> int:
     from ..admin import ConfigResource
 
     resources = [ConfigResource(args.type, n) for n in dict.fromkeys(args.names)]
-    async with started(_admin(args), args, "admin") as admin:
+    async with started(admin_for(args), args, "admin") as admin:
         found = await admin.describe_configs(resources)
     for r in resources:
         entries = [e for _, e in sorted(found[r].items()) if args.all or not e.is_default]
@@ -120,7 +105,7 @@ async def _change(args: argparse.Namespace, names: list[str], changes: dict[str,
     from ..admin import ConfigResource
 
     resources = [ConfigResource(args.type, n) for n in names]
-    async with started(_admin(args), args, "admin") as admin:
+    async with started(admin_for(args), args, "admin") as admin:
         if replace_all:
             await admin.alter_configs({r: {k: v for k, v in changes.items() if v is not None}
                                        for r in resources}, validate_only=args.validate_only)

@@ -13,13 +13,14 @@ from typing import Any
 from .. import errors
 from ..structs import TopicPartition
 from ._clients import CLI_SESSION_TIMEOUT_MS, settings, started
+from ._commands import Common, finish
 from ._format import DelimitedFormatter, KcatFormatter, RecordFormatter, json_envelope
 from ._offsets import end_offsets
 from ._runtime import CLIError, StopSignal, race
 from ._settings import ADMIN, CONSUMER, SHARE_CONSUMER
 
 
-def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(sub: Any, common: Common) -> None:
     p = sub.add_parser(
         "consume", help="print records of a topic",
         description="Print records of TOPIC, one per line. Without --group every partition is read "
@@ -66,8 +67,7 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("-Z", "--null", action="store_true",
                    help="print a missing (NULL) key or value as NULL instead of nothing")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
-    common(p)
-    p.set_defaults(handler=run)
+    finish(p, common, run)
 
 
 async def _maybe(value: Any) -> Any:

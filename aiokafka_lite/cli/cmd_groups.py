@@ -5,61 +5,39 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from collections.abc import Callable
 from typing import Any
 
 from ..structs import TopicPartition
-from ._clients import admin_for, print_table, started
+from ._clients import admin_for, started
+from ._commands import Common, command_with_actions, finish
 from ._offsets import end_offsets
-from ._runtime import CLIError
+from ._reset import add_reset_arguments, plan_reset, print_plan, refuse_members
 
 
-def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    groups = sub.add_parser("groups", help="list, describe, delete groups; reset or delete offsets",
-                            description="Consumer group administration.")
-    actions = groups.add_subparsers(dest="action", metavar="ACTION", parser_class=type(groups))
-    actions.required = True
+def register(sub: Any, common: Common) -> None:
+    actions = command_with_actions(
+        sub, "groups", help="list, describe, delete groups; reset or delete offsets",
+        description="Consumer group administration.")
 
     p = actions.add_parser("list", help="list groups", description="List groups on every broker.")
     p.add_argument("-l", "--long", action="store_true",
                    help="also show protocol type, state and group type (classic or consumer)")
-    common(p)
-    p.set_defaults(handler=_list)
+    finish(p, common, _list)
 
     p = actions.add_parser("describe", help="members, assignments, committed offsets and lag",
                            description="Describe groups: state, members and their partitions, and per "
                                        "partition the committed offset, the log end and the lag.")
     p.add_argument("groups", nargs="+", metavar="GROUP")
-    p.add_argument("--json", action="store_true", help="one JSON object per group")
-    common(p)
-    p.set_defaults(handler=_describe)
+    finish(p, common, _describe, json="one JSON object per group")
 
     p = actions.add_parser(
         "reset-offsets", help="move a group's committed offsets (a dry run unless --execute)",
         description="Compute new committed offsets for GROUP and print them; with --execute, commit "
                     "them. The group must have no active members when executing.")
-    p.add_argument("group", metavar="GROUP")
-    which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--topic", action="append", default=None, metavar="TOPIC",
-                       help="a topic whose partitions to move; repeatable")
-    which.add_argument("--all-topics", action="store_true", help="every topic the group has offsets for")
-    p.add_argument("-p", "--partition", type=int, action="append", default=None,
-                   help="only this partition of the topics; repeatable")
-    to = p.add_mutually_exclusive_group(required=True)
-    to.add_argument("--to-earliest", action="store_true", help="the first offset still in the log")
-    to.add_argument("--to-latest", action="store_true", help="the end of the log")
-    to.add_argument("--to-offset", type=int, metavar="N", help="offset N (kept within the log)")
-    to.add_argument("--shift-by", type=int, metavar="N", help="the committed offset plus N (may be negative)")
-    to.add_argument("--to-datetime", metavar="WHEN",
-                    help="the first record at or after WHEN: ms since the epoch or ISO 8601 "
-                         "(2026-11-23T20:00:00Z)")
-    run = p.add_mutually_exclusive_group()
-    run.add_argument("--dry-run", action="store_true", help="only print the new offsets (the default)")
-    run.add_argument("--execute", action="store_true", help="commit the new offsets")
-    p.add_argument("--json", action="store_true", help="one JSON object per partition")
-    common(p)
-    p.set_defaults(handler=_reset)
+    add_reset_arguments(p, all_topics_help="every topic the group has offsets for",
+                        to_offset_help="offset N (kept within the log)",
+                        execute_help="commit the new offsets", shift_by=True)
+    finish(p, common, _reset, json="one JSON object per partition")
 
     p = actions.add_parser(
         "delete-offsets", help="delete a group's committed offsets of topics",
@@ -69,22 +47,15 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--topic", action="append", required=True, metavar="TOPIC", help="repeatable")
     p.add_argument("-p", "--partition", type=int, action="append", default=None,
                    help="only this partition of the topics; repeatable")
-    p.add_argument("--json", action="store_true", help="one JSON object per partition")
-    common(p)
-    p.set_defaults(handler=_delete_offsets)
+    finish(p, common, _delete_offsets, json="one JSON object per partition")
 
     p = actions.add_parser("delete", help="delete empty groups", description="Delete (empty) groups.")
     p.add_argument("groups", nargs="+", metavar="GROUP")
-    common(p)
-    p.set_defaults(handler=_delete)
-
-
-def _admin(args: argparse.Namespace) -> Any:
-    return admin_for(args)
+    finish(p, common, _delete)
 
 
 async def _list(args: argparse.Namespace) -> int:
-    async with started(_admin(args), args, "admin") as admin:
+    async with started(admin_for(args), args, "admin") as admin:
         for g in await admin.list_groups():
             print(f"{g.group_id}\t{g.protocol_type}\t{g.state}\t{g.group_type or '-'}" if args.long
                   else g.group_id)
@@ -92,7 +63,7 @@ async def _list(args: argparse.Namespace) -> int:
 
 
 async def _describe(args: argparse.Namespace) -> int:
-    async with started(_admin(args), args, "admin") as admin:
+    async with started(admin_for(args), args, "admin") as admin:
         descriptions = await admin.describe_groups(list(dict.fromkeys(args.groups)))
         for d in descriptions:
             committed = await admin.list_consumer_group_offsets(d.group_id)
@@ -136,7 +107,7 @@ def _dash(value: Any) -> str:
 
 
 async def _delete(args: argparse.Namespace) -> int:
-    async with started(_admin(args), args, "admin") as admin:
+    async with started(admin_for(args), args, "admin") as admin:
         groups = list(dict.fromkeys(args.groups))
         await admin.delete_groups(groups)
         for g in groups:
@@ -145,62 +116,27 @@ async def _delete(args: argparse.Namespace) -> int:
 
 
 async def _reset(args: argparse.Namespace) -> int:
-    from .cmd_metadata import parse_time, partitions_of
+    from .cmd_metadata import parse_time
 
     when = parse_time(args.to_datetime) if args.to_datetime is not None else None
-    async with started(_admin(args), args, "admin") as admin:
+    async with started(admin_for(args), args, "admin") as admin:
         committed = {tp: om.offset for tp, om in
                      (await admin.list_consumer_group_offsets(args.group)).items() if om.offset >= 0}
-        if args.all_topics:
-            tps = sorted(tp for tp in committed if not args.partition or tp.partition in args.partition)
-            if not tps:
-                raise CLIError(f"group {args.group!r} has no committed offsets")
-        else:
-            tps = await partitions_of(admin, list(dict.fromkeys(args.topic)), args.partition)
-        earliest = await admin.list_offsets({tp: "earliest" for tp in tps})
-        firsts = {tp: r.offset for tp, r in earliest.items()}
-        ends = await end_offsets(admin, tps)
-        if when is not None:
-            at = {tp: r.offset for tp, r in (await admin.list_offsets({tp: when for tp in tps})).items()}
-        new: dict[TopicPartition, int] = {}
-        for tp in tps:
-            if args.to_earliest:
-                target = firsts[tp]
-            elif args.to_latest:
-                target = ends[tp]
-            elif args.to_offset is not None:
-                target = args.to_offset
-            elif args.shift_by is not None:
-                if tp not in committed:
-                    raise CLIError(f"--shift-by: group {args.group!r} has no committed offset for "
-                                   f"{tp.topic}-{tp.partition}")
-                target = committed[tp] + args.shift_by
-            else:
-                target = at[tp] if at[tp] >= 0 else ends[tp]
-            new[tp] = min(max(target, firsts[tp]), ends[tp])
+        new = await plan_reset(admin, args, committed, when, f"group {args.group!r} has no committed offsets",
+                               clamp_to_offset=True)
         if args.execute:
             (d,) = await admin.describe_groups([args.group])
-            if d.members:
-                raise CLIError(f"group {args.group!r} has {len(d.members)} active member(s) (state "
-                               f"{d.state}); stop them before resetting its offsets")
+            refuse_members(f"group {args.group!r}", len(d.members), "active member", d.state)
             await admin.alter_consumer_group_offsets(args.group, new)
-    if args.json:
-        for tp, off in new.items():
-            print(json.dumps({"topic": tp.topic, "partition": tp.partition, "current": committed.get(tp),
-                              "new": off, "executed": bool(args.execute)}))
-    else:
-        print_table(("TOPIC", "PARTITION", "CURRENT", "NEW"),
-                    [(tp.topic, tp.partition, committed.get(tp), off) for tp, off in new.items()])
-    if not args.execute:
-        print(f"dry run: nothing committed; add --execute to commit these offsets for {args.group}",
-              file=sys.stderr)
+    print_plan(args, committed, new,
+               f"dry run: nothing committed; add --execute to commit these offsets for {args.group}")
     return 0
 
 
 async def _delete_offsets(args: argparse.Namespace) -> int:
     from .cmd_metadata import partitions_of
 
-    async with started(_admin(args), args, "admin") as admin:
+    async with started(admin_for(args), args, "admin") as admin:
         tps = await partitions_of(admin, list(dict.fromkeys(args.topic)), args.partition)
         await admin.delete_consumer_group_offsets(args.group, tps)
     for tp in tps:

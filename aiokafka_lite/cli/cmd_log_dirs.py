@@ -4,21 +4,19 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 from typing import Any
 
 from ._clients import admin_for, print_table, started
+from ._commands import Common, finish
 
 
-def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(sub: Any, common: Common) -> None:
     p = sub.add_parser("log-dirs", help="brokers' log directories and replica sizes",
                        description="Each broker's log directories, and per replica its size and lag.")
     p.add_argument("--broker", type=int, action="append", metavar="ID", help="only this broker; repeatable")
     p.add_argument("--topic", action="append", metavar="TOPIC",
                    help="only replicas of this topic; repeatable")
-    p.add_argument("--json", action="store_true", help="one JSON object per broker and directory")
-    common(p)
-    p.set_defaults(handler=_log_dirs)
+    finish(p, common, _log_dirs, json="one JSON object per broker and directory")
 
 
 async def _log_dirs(args: argparse.Namespace) -> int:

@@ -5,25 +5,23 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-from collections.abc import Callable
 from typing import Any
 
 from ..structs import TopicPartition
-from ._clients import settings, started
+from ._clients import admin_for, started
+from ._commands import Common, finish
 from ._offsets import end_offsets
 from ._runtime import CLIError
-from ._settings import ADMIN
 
 
-def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(sub: Any, common: Common) -> None:
     p = sub.add_parser("metadata", help="brokers, topics and partitions (kcat -L; also `-L`)",
                        description="List the cluster's brokers and its topics' partitions, leaders, "
                                    "replicas and in-sync replicas, as kcat -L does.")
     p.add_argument("-t", "--topic", action="append", default=None, metavar="TOPIC",
                    help="only this topic; repeatable")
     p.add_argument("-J", "--json", action="store_true", help="one JSON document")
-    common(p)
-    p.set_defaults(handler=_metadata)
+    finish(p, common, _metadata)
 
     p = sub.add_parser("offsets", help="partition offsets: earliest, latest or by timestamp",
                        description="Print each partition's offset: the earliest, the latest (the end), "
@@ -34,19 +32,11 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--time", default="latest", metavar="WHEN",
                    help="earliest, latest (default), a timestamp in ms, or an ISO 8601 date-time "
                         "(2026-11-23T20:00:00Z); a time after the last record gives -1")
-    p.add_argument("--json", action="store_true", help="one JSON object per partition")
-    common(p)
-    p.set_defaults(handler=_offsets)
-
-
-def _admin(args: argparse.Namespace) -> Any:
-    from ..admin import Admin
-
-    return Admin(**settings(args, ADMIN)["admin"])
+    finish(p, common, _offsets, json="one JSON object per partition")
 
 
 async def _metadata(args: argparse.Namespace) -> int:
-    async with started(_admin(args), args, "admin") as admin:
+    async with started(admin_for(args), args, "admin") as admin:
         cluster = await admin.describe_cluster()
         names = (list(dict.fromkeys(args.topic)) if args.topic
                  else sorted(await admin.list_topics(internal=True)))
@@ -103,7 +93,7 @@ async def partitions_of(admin: Any, topics: list[str], only: list[int] | None) -
 
 async def _offsets(args: argparse.Namespace) -> int:
     when = args.time if args.time in ("earliest", "latest") else parse_time(args.time)
-    async with started(_admin(args), args, "admin") as admin:
+    async with started(admin_for(args), args, "admin") as admin:
         tps = await partitions_of(admin, list(dict.fromkeys(args.topics)), args.partition)
         if when == "latest":
             found = await end_offsets(admin, tps)

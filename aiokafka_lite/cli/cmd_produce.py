@@ -6,21 +6,19 @@ import argparse
 import asyncio
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from .. import errors
 from ._clients import settings, started
+from ._commands import Common, finish
 from ._io import read_lines, unescape
 from ._progress import Progress
 from ._runtime import CLIError, UsageError
-from ._settings import PRODUCER, parse_pairs
-
-COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
+from ._settings import ACKS, COMPRESSIONS, PRODUCER, parse_pairs
 
 
-def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(sub: Any, common: Common) -> None:
     p = sub.add_parser(
         "produce", help="produce lines from stdin or a file",
         description="Produce one record per line of stdin (or --file). Empty lines are skipped "
@@ -35,7 +33,7 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("-p", "--partition", type=int, default=None, help="send every record to this partition")
     p.add_argument("-z", "--compression", choices=COMPRESSIONS, default=None,
                    help="batch compression (compression.type)")
-    p.add_argument("-a", "--acks", choices=("0", "1", "all", "-1"), default=None, help="acks setting")
+    p.add_argument("-a", "--acks", choices=ACKS, default=None, help="acks setting")
     p.add_argument("--keep-empty", action="store_true", help="produce empty lines as empty values")
     p.add_argument("-D", "--delimiter", default=None, metavar="DELIM",
                    help=r"records are separated by DELIM instead of a newline (e.g. '|' or '\0')")
@@ -44,8 +42,7 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: on for a file when stderr is a terminal)")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
-    common(p)
-    p.set_defaults(handler=run)
+    finish(p, common, run)
 
 
 def _count_lines(path: Path, keep_empty: bool) -> int:

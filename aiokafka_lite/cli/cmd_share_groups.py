@@ -6,30 +6,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from collections.abc import Callable
 from typing import Any
 
-from ..structs import TopicPartition
 from ._clients import admin_for, print_table, started
-from ._offsets import end_offsets
+from ._commands import Common, command_with_actions, finish
+from ._reset import add_reset_arguments, plan_reset, print_plan, refuse_members
 from ._runtime import CLIError
 
 
-def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    groups = sub.add_parser("share-groups", help="describe share groups; list, reset or delete start offsets",
-                            description="Share group (KIP-932) administration. A share group's offset for a "
-                                        "partition is its start offset: every record below it is done with.")
-    actions = groups.add_subparsers(dest="action", metavar="ACTION", parser_class=type(groups))
-    actions.required = True
+def register(sub: Any, common: Common) -> None:
+    actions = command_with_actions(
+        sub, "share-groups", help="describe share groups; list, reset or delete start offsets",
+        description="Share group (KIP-932) administration. A share group's offset for a "
+                    "partition is its start offset: every record below it is done with.")
 
     p = actions.add_parser("describe", help="state, epochs, assignor, members and their partitions",
                            description="Describe share groups: state, epochs, assignor, and each member "
                                        "with the partitions assigned to it.")
     p.add_argument("groups", nargs="+", metavar="GROUP")
-    p.add_argument("--json", action="store_true", help="one JSON object per group")
-    common(p)
-    p.set_defaults(handler=_describe)
+    finish(p, common, _describe, json="one JSON object per group")
 
     p = actions.add_parser("offsets", help="a share group's start offset per partition",
                            description="The start offset of GROUP for each partition it has state for "
@@ -38,34 +33,16 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--topic", action="append", default=None, metavar="TOPIC", help="repeatable")
     p.add_argument("-p", "--partition", type=int, action="append", default=None,
                    help="only this partition of the topics (with --topic); repeatable")
-    p.add_argument("--json", action="store_true", help="one JSON object per partition")
-    common(p)
-    p.set_defaults(handler=_offsets)
+    finish(p, common, _offsets, json="one JSON object per partition")
 
     p = actions.add_parser(
         "reset-offsets", help="move a share group's start offsets (a dry run unless --execute)",
         description="Compute new start offsets for GROUP and print them; with --execute, set them "
                     "(AlterShareGroupOffsets). The group must have no members when executing.")
-    p.add_argument("group", metavar="GROUP")
-    which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--topic", action="append", default=None, metavar="TOPIC",
-                       help="a topic whose partitions to move; repeatable")
-    which.add_argument("--all-topics", action="store_true", help="every partition the group has state for")
-    p.add_argument("-p", "--partition", type=int, action="append", default=None,
-                   help="only this partition of the topics; repeatable")
-    to = p.add_mutually_exclusive_group(required=True)
-    to.add_argument("--to-earliest", action="store_true", help="the first offset still in the log")
-    to.add_argument("--to-latest", action="store_true", help="the end of the log")
-    to.add_argument("--to-offset", type=int, metavar="N", help="offset N, as given")
-    to.add_argument("--to-datetime", metavar="WHEN",
-                    help="the first record at or after WHEN: ms since the epoch or ISO 8601 "
-                         "(2026-11-23T20:00:00Z)")
-    run = p.add_mutually_exclusive_group()
-    run.add_argument("--dry-run", action="store_true", help="only print the new offsets (the default)")
-    run.add_argument("--execute", action="store_true", help="set the new offsets")
-    p.add_argument("--json", action="store_true", help="one JSON object per partition")
-    common(p)
-    p.set_defaults(handler=_reset)
+    add_reset_arguments(p, all_topics_help="every partition the group has state for",
+                        to_offset_help="offset N, as given", execute_help="set the new offsets",
+                        shift_by=False)
+    finish(p, common, _reset, json="one JSON object per partition")
 
     p = actions.add_parser(
         "delete-offsets", help="delete a share group's state of topics",
@@ -73,9 +50,7 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
                     "(DeleteShareGroupOffsets). The group must have no members.")
     p.add_argument("group", metavar="GROUP")
     p.add_argument("--topic", action="append", required=True, metavar="TOPIC", help="repeatable")
-    p.add_argument("--json", action="store_true", help="one JSON object per topic")
-    common(p)
-    p.set_defaults(handler=_delete_offsets)
+    finish(p, common, _delete_offsets, json="one JSON object per topic")
 
 
 async def _describe(args: argparse.Namespace) -> int:
@@ -115,52 +90,23 @@ async def _offsets(args: argparse.Namespace) -> int:
 
 
 async def _reset(args: argparse.Namespace) -> int:
-    from .cmd_metadata import parse_time, partitions_of
+    from .cmd_metadata import parse_time
 
     when = parse_time(args.to_datetime) if args.to_datetime is not None else None
     if args.to_offset is not None and args.to_offset < 0:
         raise CLIError(f"--to-offset must be >= 0, got {args.to_offset}", code=2)
     async with started(admin_for(args), args, "admin") as admin:
         current = {tp: om.offset for tp, om in (await admin.list_share_group_offsets(args.group)).items()}
-        if args.all_topics:
-            tps = sorted(tp for tp in current if not args.partition or tp.partition in args.partition)
-            if not tps:
-                raise CLIError(f"share group {args.group!r} has no start offsets")
-        else:
-            tps = await partitions_of(admin, list(dict.fromkeys(args.topic)), args.partition)
-        new = await _targets(admin, args, tps, when)
+        new = await plan_reset(admin, args, current, when, f"share group {args.group!r} has no start offsets",
+                               clamp_to_offset=False)
         if args.execute:
             (d,) = await admin.describe_share_groups([args.group])
-            if d.members:
-                raise CLIError(f"share group {args.group!r} has {len(d.members)} member(s) (state "
-                               f"{d.state}); stop them before resetting its offsets")
+            refuse_members(f"share group {args.group!r}", len(d.members), "member", d.state)
             await admin.alter_share_group_offsets(args.group, new)
-    if args.json:
-        for tp, off in new.items():
-            print(json.dumps({"group": args.group, "topic": tp.topic, "partition": tp.partition,
-                              "current": current.get(tp), "new": off, "executed": bool(args.execute)}))
-    else:
-        print_table(("TOPIC", "PARTITION", "CURRENT", "NEW"),
-                    [(tp.topic, tp.partition, current.get(tp), off) for tp, off in new.items()])
-    if not args.execute:
-        print(f"dry run: nothing set; add --execute to set these start offsets for {args.group}",
-              file=sys.stderr)
+    print_plan(args, current, new,
+               f"dry run: nothing set; add --execute to set these start offsets for {args.group}",
+               group=args.group)
     return 0
-
-
-async def _targets(admin: Any, args: argparse.Namespace, tps: list[TopicPartition],
-                   when: int | None) -> dict[TopicPartition, int]:
-    """The new start offset of each partition; offsets read from the log stay within it."""
-    if args.to_offset is not None:
-        return {tp: args.to_offset for tp in tps}
-    if args.to_latest:
-        return await end_offsets(admin, tps)
-    firsts = {tp: r.offset for tp, r in (await admin.list_offsets({tp: "earliest" for tp in tps})).items()}
-    if args.to_earliest:
-        return firsts
-    ends = await end_offsets(admin, tps)
-    at = {tp: r.offset for tp, r in (await admin.list_offsets({tp: when for tp in tps})).items()}
-    return {tp: min(max(at[tp] if at[tp] >= 0 else ends[tp], firsts[tp]), ends[tp]) for tp in tps}
 
 
 async def _delete_offsets(args: argparse.Namespace) -> int:

@@ -9,18 +9,18 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable
 from typing import Any
 
 from ..structs import RecordMetadata, TopicPartition
 from ._clients import CLI_SESSION_TIMEOUT_MS, bootstrap, settings, started
+from ._commands import Common, finish
 from ._progress import Progress
 from ._runtime import CLIError
-from ._settings import ROUND_TRIP
+from ._settings import ACKS, COMPRESSIONS, ROUND_TRIP
 from ._work import assign_from, consume_until, produce_n, run_id, topic_for
 
 
-def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(sub: Any, common: Common) -> None:
     p = sub.add_parser(
         "smoke", help="a produce-consume round trip; exit 0 only if every record came back",
         description="Produce N records to a fresh topic (or --topic), read them back and check each one "
@@ -31,15 +31,14 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--topic", help="use this topic (created if missing) instead of a temporary one")
     p.add_argument("--partitions", type=int, default=3, help="partitions of the temporary topic (default: 3)")
     p.add_argument("-g", "--group", help="read back through this consumer group instead of direct assignment")
-    p.add_argument("-z", "--compression", choices=("none", "gzip", "snappy", "lz4", "zstd"), default=None)
-    p.add_argument("-a", "--acks", choices=("0", "1", "all", "-1"), default=None)
+    p.add_argument("-z", "--compression", choices=COMPRESSIONS, default=None)
+    p.add_argument("-a", "--acks", choices=ACKS, default=None)
     p.add_argument("--timeout", type=float, default=30.0,
                    help="give up when no record arrives for this long (default: 30)")
     p.add_argument("--keep-topic", action="store_true", help="do not delete the temporary topic")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bars on stderr (default: when stderr is a terminal)")
-    common(p)
-    p.set_defaults(handler=run)
+    finish(p, common, run)
 
 
 async def run(args: argparse.Namespace) -> int:

@@ -12,22 +12,21 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import Callable
 from typing import Any
 
 from ..structs import TopicPartition
 from ._clients import settings, started
+from ._commands import Common, command_with_actions, finish
 from ._progress import Progress
 from ._runtime import CLIError
 from ._settings import ROUND_TRIP
 from ._work import consume_until
 
 
-def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    stats = sub.add_parser("stats", help="show a client's metrics live while producing or consuming",
-                           description="Produce or consume and print the client's metrics (Java's names).")
-    actions = stats.add_subparsers(dest="action", metavar="ACTION", parser_class=type(stats))
-    actions.required = True
+def register(sub: Any, common: Common) -> None:
+    actions = command_with_actions(
+        sub, "stats", help="show a client's metrics live while producing or consuming",
+        description="Produce or consume and print the client's metrics (Java's names).")
     for action, text in (("produce", "produce N records, showing the producer's metrics"),
                          ("consume", "consume N records from the beginning, showing the consumer's metrics")):
         p = actions.add_parser(action, help=text, description=text.capitalize() + ".")
@@ -38,9 +37,7 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
         p.add_argument("--match", default="", help="show only metrics whose group/name contains this")
         p.add_argument("--timeout", type=float, default=10.0,
                        help="consume: give up when nothing arrives for this long (default: 10)")
-        p.add_argument("--json", action="store_true", help="print each snapshot as one JSON line")
-        common(p)
-        p.set_defaults(handler=run)
+        finish(p, common, run, json="print each snapshot as one JSON line")
 
 
 def _show(entries: list[dict[str, Any]], args: argparse.Namespace, label: str) -> None:

@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 from typing import Any
 
 from .. import errors
 from ..structs import NewTopic
-from ._clients import settings, started
+from ._clients import admin_for, started
+from ._commands import Common, command_with_actions, finish
 from ._runtime import CLIError
-from ._settings import ADMIN, parse_pairs
+from ._settings import parse_pairs
 
 
-def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    topics = sub.add_parser("topics", help="create, list, describe or delete topics",
-                            description="Topic administration.")
-    actions = topics.add_subparsers(dest="action", metavar="ACTION", parser_class=type(topics))
-    actions.required = True
+def register(sub: Any, common: Common) -> None:
+    actions = command_with_actions(
+        sub, "topics", help="create, list, describe or delete topics",
+        description="Topic administration.")
 
     p = actions.add_parser("create", help="create topics", description="Create one or more topics.")
     p.add_argument("topics", nargs="+", metavar="TOPIC")
@@ -30,33 +29,22 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
                    help="a topic config (retention.ms=60000); repeatable")
     p.add_argument("--if-not-exists", action="store_true", help="succeed when a topic already exists")
     p.add_argument("--validate-only", action="store_true", help="ask the broker to check, not create")
-    common(p)
-    p.set_defaults(handler=_create)
+    finish(p, common, _create)
 
     p = actions.add_parser("list", help="list topic names", description="List topics, one per line.")
     p.add_argument("--internal", action="store_true", help="include internal topics")
     p.add_argument("-l", "--long", action="store_true", help="also show partition counts")
-    common(p)
-    p.set_defaults(handler=_list)
+    finish(p, common, _list)
 
     p = actions.add_parser("describe", help="show partitions, leaders and replicas",
                            description="Describe topics (all topics when none is named).")
     p.add_argument("topics", nargs="*", metavar="TOPIC")
-    p.add_argument("--json", action="store_true", help="one JSON object per topic")
-    common(p)
-    p.set_defaults(handler=_describe)
+    finish(p, common, _describe, json="one JSON object per topic")
 
     p = actions.add_parser("delete", help="delete topics", description="Delete one or more topics.")
     p.add_argument("topics", nargs="+", metavar="TOPIC")
     p.add_argument("--if-exists", action="store_true", help="succeed when a topic does not exist")
-    common(p)
-    p.set_defaults(handler=_delete)
-
-
-def _admin(args: argparse.Namespace) -> Any:
-    from ..admin import Admin
-
-    return Admin(**settings(args, ADMIN)["admin"])
+    finish(p, common, _delete)
 
 
 async def _create(args: argparse.Namespace) -> int:
@@ -64,7 +52,7 @@ async def _create(args: argparse.Namespace) -> int:
     for name, value in (("--partitions", args.partitions), ("--replication-factor", args.replication_factor)):
         if value == 0 or value < -1:
             raise CLIError(f"{name} must be positive (or -1 for the broker's default)", code=2)
-    async with started(_admin(args), args, "admin") as admin:
+    async with started(admin_for(args), args, "admin") as admin:
         wanted = list(dict.fromkeys(args.topics))
         if args.if_not_exists:
             existing = set(await admin.list_topics(internal=True))
@@ -85,7 +73,7 @@ async def _create(args: argparse.Namespace) -> int:
 
 
 async def _list(args: argparse.Namespace) -> int:
-    async with started(_admin(args), args, "admin") as admin:
+    async with started(admin_for(args), args, "admin") as admin:
         names = await admin.list_topics(internal=args.internal)
         if args.long:
             described = await admin.describe_topics(names) if names else []
@@ -98,7 +86,7 @@ async def _list(args: argparse.Namespace) -> int:
 
 
 async def _describe(args: argparse.Namespace) -> int:
-    async with started(_admin(args), args, "admin") as admin:
+    async with started(admin_for(args), args, "admin") as admin:
         described = await admin.describe_topics(args.topics or None)
         for d in described:
             if args.json:
@@ -114,7 +102,7 @@ async def _describe(args: argparse.Namespace) -> int:
 
 
 async def _delete(args: argparse.Namespace) -> int:
-    async with started(_admin(args), args, "admin") as admin:
+    async with started(admin_for(args), args, "admin") as admin:
         wanted = list(dict.fromkeys(args.topics))
         if args.if_exists:
             existing = set(await admin.list_topics(internal=True))

@@ -6,37 +6,32 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 from typing import Any
 
 from ..structs import TopicPartition
 from ._clients import admin_for, print_table, started
+from ._commands import Common, command_with_actions, finish
 from ._runtime import CLIError
 
 STATES = ("empty", "ongoing", "prepare_commit", "prepare_abort", "complete_commit", "complete_abort", "dead",
           "prepare_epoch_fence")
 
 
-def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    txns = sub.add_parser("transactions", help="list, describe, abort or fence transactions",
-                          description="Transactions their coordinators know, and hanging ones.")
-    actions = txns.add_subparsers(dest="action", metavar="ACTION", parser_class=type(txns))
-    actions.required = True
+def register(sub: Any, common: Common) -> None:
+    actions = command_with_actions(
+        sub, "transactions", help="list, describe, abort or fence transactions",
+        description="Transactions their coordinators know, and hanging ones.")
 
     p = actions.add_parser("list", help="transactional ids on every broker",
                            description="List transactional ids with their producer id and state.")
     p.add_argument("--state", action="append", choices=STATES, help="only these states; repeatable")
     p.add_argument("--producer-id", action="append", type=int, metavar="ID", help="repeatable")
-    p.add_argument("--json", action="store_true", help="one JSON object per transactional id")
-    common(p)
-    p.set_defaults(handler=_list)
+    finish(p, common, _list, json="one JSON object per transactional id")
 
     p = actions.add_parser("describe", help="state, producer and partitions of transactional ids",
                            description="Describe transactional ids, as their coordinators know them.")
     p.add_argument("ids", nargs="+", metavar="TRANSACTIONAL_ID")
-    p.add_argument("--json", action="store_true", help="one JSON object per transactional id")
-    common(p)
-    p.set_defaults(handler=_describe)
+    finish(p, common, _describe, json="one JSON object per transactional id")
 
     p = actions.add_parser("fence", help="abort the open transaction of transactional ids",
                            description="Fence the producers of each TRANSACTIONAL_ID (kafka-transactions' "
@@ -44,9 +39,7 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
                                        "transaction and bumps the epoch, so the old producer can no longer "
                                        "write.")
     p.add_argument("ids", nargs="+", metavar="TRANSACTIONAL_ID")
-    p.add_argument("--json", action="store_true", help="one JSON object per transactional id")
-    common(p)
-    p.set_defaults(handler=_fence)
+    finish(p, common, _fence, json="one JSON object per transactional id")
 
     p = actions.add_parser("abort", help="abort a hanging transaction in a partition",
                            description="Write an abort marker to a partition for a transaction its "
@@ -60,22 +53,17 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("--producer-id", type=int)
     p.add_argument("--producer-epoch", type=int)
     p.add_argument("--coordinator-epoch", type=int)
-    p.add_argument("--json", action="store_true", help="a JSON object for the marker written")
-    common(p)
-    p.set_defaults(handler=_abort)
+    finish(p, common, _abort, json="a JSON object for the marker written")
 
-    producers = sub.add_parser("producers", help="describe the producers writing to partitions",
-                               description="Active producers per partition (DescribeProducers).")
-    pactions = producers.add_subparsers(dest="action", metavar="ACTION", parser_class=type(producers))
-    pactions.required = True
+    pactions = command_with_actions(
+        sub, "producers", help="describe the producers writing to partitions",
+        description="Active producers per partition (DescribeProducers).")
     p = pactions.add_parser("describe", help="producers of a topic's partitions",
                             description="The active producers of each partition of TOPIC, as its "
                                         "leader knows them.")
     p.add_argument("topic", metavar="TOPIC")
     p.add_argument("-p", "--partition", type=int, action="append", help="only this partition; repeatable")
-    p.add_argument("--json", action="store_true", help="one JSON object per producer and partition")
-    common(p)
-    p.set_defaults(handler=_producers)
+    finish(p, common, _producers, json="one JSON object per producer and partition")
 
 
 async def _list(args: argparse.Namespace) -> int:

@@ -6,27 +6,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from ._clients import admin_for, print_table, started
+from ._commands import Common, command_with_actions, finish
 from ._runtime import CLIError
 
 MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 
 
-def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    users = sub.add_parser("users", help="list, add or remove SCRAM users",
-                           description="SCRAM credentials (KIP-554).")
-    actions = users.add_subparsers(dest="action", metavar="ACTION", parser_class=type(users))
-    actions.required = True
+def register(sub: Any, common: Common) -> None:
+    actions = command_with_actions(
+        sub, "users", help="list, add or remove SCRAM users",
+        description="SCRAM credentials (KIP-554).")
 
     p = actions.add_parser("list", help="users and their mechanisms",
                            description="Show the SCRAM mechanisms of USERs (every user when none is given).")
     p.add_argument("users", nargs="*", metavar="USER")
-    p.add_argument("--json", action="store_true", help="one JSON object per user")
-    common(p)
-    p.set_defaults(handler=_list)
+    finish(p, common, _list, json="one JSON object per user")
 
     p = actions.add_parser("add", help="create a user or change their password",
                            description="Create USER's credential for --mechanism, or replace it.")
@@ -38,17 +35,13 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
                                                                       "from standard input")
     p.add_argument("--mechanism", choices=MECHANISMS, default="SCRAM-SHA-256")
     p.add_argument("--iterations", type=int, default=4096, help="4096..16384 (default: 4096)")
-    p.add_argument("--json", action="store_true", help="a JSON object for the change")
-    common(p)
-    p.set_defaults(handler=_add)
+    finish(p, common, _add, json="a JSON object for the change")
 
     p = actions.add_parser("remove", help="delete a user's credential",
                            description="Delete USER's credential for --mechanism.")
     p.add_argument("user", metavar="USER")
     p.add_argument("--mechanism", choices=MECHANISMS, default="SCRAM-SHA-256")
-    p.add_argument("--json", action="store_true", help="a JSON object for the change")
-    common(p)
-    p.set_defaults(handler=_remove)
+    finish(p, common, _remove, json="a JSON object for the change")
 
 
 async def _list(args: argparse.Namespace) -> int:

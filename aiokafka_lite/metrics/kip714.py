@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .._tasks import cancel_and_wait
 from ..errors import (
     KafkaError,
     TelemetryTooLargeError,
@@ -96,12 +97,7 @@ class TelemetryPusher:
     async def close(self, timeout: float) -> None:
         """Stop pushing; send the terminating push if a subscription is active (bounded by ``timeout``)."""
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                pass
+        await cancel_and_wait(task)
         sub, node = self._sub, self._node
         if sub is not None and node is not None and sub.prefixes:
             try:

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .._tasks import cancel_and_wait
 from .stats import Windowed
 
 __all__ = ["ClientMonitor", "Entry", "Feed", "Totals"]
@@ -167,12 +168,7 @@ class ClientMonitor:
 
     async def close(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                pass
+        await cancel_and_wait(task)
 
     def _account_loop_time(self) -> None:
         """Add the loop thread's CPU and wall time since the last mark (on the loop's thread only:

@@ -11,10 +11,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import CorruptRecordError, IllegalArgumentError, IllegalStateError
+from ..errors import IllegalArgumentError, IllegalStateError
 from ._codecs import compress
 from ._crc import crc32c
-from ._pyread import decode_arrow, decode_records, read_batches
+from ._pyread import _varint, decode_arrow, decode_records, read_batches
 from ._types import (
     ATTR_CONTROL,
     ATTR_TIMESTAMP_TYPE,
@@ -82,23 +82,9 @@ def encode_varint(value: int) -> bytes:
 def decode_varint(data: Any, pos: int = 0) -> tuple[int, int]:
     """Decode the zigzag varint at ``data[pos:]``; returns ``(value, position after it)``."""
     view = memoryview(data).cast("B") if not isinstance(data, bytes) else data
-    end = len(view)
     if pos < 0:
         raise IllegalArgumentError(f"negative position {pos}")
-    shift = 0
-    u = 0
-    for i in range(10):
-        if pos >= end:
-            raise CorruptRecordError("varint runs past the end of the data")
-        b = view[pos]
-        pos += 1
-        if i == 9 and b > 1:
-            raise CorruptRecordError("varint overflows 64 bits")
-        u |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return (u >> 1) ^ -(u & 1), pos
-        shift += 7
-    raise AssertionError("unreachable")
+    return _varint(view, pos, len(view), "data")
 
 
 def _now_ms() -> int:

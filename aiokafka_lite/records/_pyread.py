@@ -41,12 +41,13 @@ _MIN_RECORD = 7  # length, attributes, two deltas, key, value, header count: one
 Headers = tuple[tuple[str, bytes | None], ...]
 
 
-def _varint(buf: Any, pos: int, end: int) -> tuple[int, int]:
+def _varint(buf: Any, pos: int, end: int, within: str = "record") -> tuple[int, int]:
+    """The zigzag varint at ``buf[pos:end]`` and the position after it (``within`` names the bound)."""
     shift = 0
     u = 0
     for i in range(10):
         if pos >= end:
-            raise CorruptRecordError("varint runs past the end of the record")
+            raise CorruptRecordError(f"varint runs past the end of the {within}")
         b = buf[pos]
         pos += 1
         if i == 9 and b > 1:
