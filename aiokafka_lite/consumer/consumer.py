@@ -572,8 +572,8 @@ class Consumer(Generic[KT, VT]):
 
     async def seek_to_committed(self, *partitions: TopicPartition) -> dict[TopicPartition, int | None]:
         self._check_open()
+        tps = _partitions(partitions) or self._subs.assigned_partitions()
         coordinator = self._require_group("seek_to_committed")
-        tps = set(partitions) or self._subs.assigned_partitions()
         res = await coordinator.committer.fetch(tps, self._config.request_timeout_ms / 1000.0)
         out: dict[TopicPartition, int | None] = {}
         for tp, om in res.items():
@@ -584,7 +584,7 @@ class Consumer(Generic[KT, VT]):
 
     async def _seek_to(self, partitions: Iterable[TopicPartition], strategy: OffsetResetStrategy) -> None:
         self._check_open()
-        tps = set(partitions) or self._subs.assigned_partitions()
+        tps = _partitions(partitions) or self._subs.assigned_partitions()
         for tp in tps:
             self._subs.request_reset(tp, strategy)
         self._fetcher.drop_buffered(tps)
