@@ -55,6 +55,11 @@ class AIOKafkaAdminClient:
     def __init__(self, **settings: Any) -> None:
         self._admin = Admin(**adapt(settings, {}, "AIOKafkaAdminClient"))
 
+    @property
+    def _client(self) -> Any:
+        """aiokafka's private ``_client`` (its cluster metadata is read by aiokafka's own tests): ours."""
+        return self._admin._client
+
     async def start(self) -> None:
         await self._admin.start()
 
