@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, cast, overload
 
 from .. import errors as Errors
 from .._instrument import telemetry_for
+from .._weak import weak_method
 from ..config import CONSUMER, Config, dotted_to_kwargs
 from ..metrics.hub import ClientMetrics
 from ..metrics.monitor import Entry, Feed
@@ -78,7 +79,7 @@ class Consumer(Generic[KT, VT]):
         self._client = client if client is not None else _make_client(cfg)
         self._owns_client = client is None
         self._fetcher = Fetcher(self._client, self._subs, cfg, self._metrics)
-        self._hub = ClientMetrics("consumer", cfg, self._client, self._collect_metrics,
+        self._hub = ClientMetrics("consumer", cfg, self._client, weak_method(self._collect_metrics),
                                   {"group_id": cfg.group_id} if cfg.group_id else None)
         self._offsets = OffsetLookup(self._client, cfg.isolation_level, cfg.retry_backoff_ms,
                                      cfg.retry_backoff_max_ms)
@@ -141,7 +142,7 @@ class Consumer(Generic[KT, VT]):
             return
         if self._owns_client:
             await self._client.start()
-        self._subs.add_change_listener(self._track_topics)
+        self._subs.add_change_listener(weak_method(self._track_topics))
         try:
             # Every topic once, so that partitions_for_topic() answers for any topic (as aiokafka's does).
             await cv.refresh_all_topics(self._client, self._timeout, keep_tracking=False)
@@ -571,8 +572,8 @@ class Consumer(Generic[KT, VT]):
 
     async def seek_to_committed(self, *partitions: TopicPartition) -> dict[TopicPartition, int | None]:
         self._check_open()
+        tps = _partitions(partitions) or self._subs.assigned_partitions()
         coordinator = self._require_group("seek_to_committed")
-        tps = set(partitions) or self._subs.assigned_partitions()
         res = await coordinator.committer.fetch(tps, self._config.request_timeout_ms / 1000.0)
         out: dict[TopicPartition, int | None] = {}
         for tp, om in res.items():
@@ -583,7 +584,7 @@ class Consumer(Generic[KT, VT]):
 
     async def _seek_to(self, partitions: Iterable[TopicPartition], strategy: OffsetResetStrategy) -> None:
         self._check_open()
-        tps = set(partitions) or self._subs.assigned_partitions()
+        tps = _partitions(partitions) or self._subs.assigned_partitions()
         for tp in tps:
             self._subs.request_reset(tp, strategy)
         self._fetcher.drop_buffered(tps)

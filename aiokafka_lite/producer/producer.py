@@ -16,6 +16,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._instrument import telemetry_for
+from .._weak import weak_method
 from ..config import PRODUCER, Config, dotted_to_kwargs
 from ..errors import (
     IllegalArgumentError,
@@ -120,7 +121,9 @@ class Producer(SendCore):
             RECORD_OVERHEAD_MAX
         self._metrics = ProducerMetrics()
         txn_id = self._transactional_id
-        self._hub = ClientMetrics("producer", cfg, self._client, self._collect_metrics,
+        # The network client calls it after each metadata update (weakly: see _weak).
+        self._metadata_listener = weak_method(self._on_metadata)
+        self._hub = ClientMetrics("producer", cfg, self._client, weak_method(self._collect_metrics),
                                   {"transactional_id": txn_id} if txn_id else None)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._acc: RecordAccumulator | None = None
@@ -206,7 +209,7 @@ class Producer(SendCore):
                     self._client, self._idem, self._transactional_id,
                     transaction_timeout_ms=cfg.transaction_timeout_ms, retry_backoff_ms=cfg.retry_backoff_ms,
                     retry_backoff_max_ms=cfg.retry_backoff_max_ms, request_timeout_ms=cfg.request_timeout_ms,
-                    wakeup=bell.ring, on_fatal=self._on_fatal)
+                    wakeup=bell.ring, on_fatal=weak_method(self._on_fatal))
             acc = self._acc = RecordAccumulator(
                 batch_size=cfg.batch_size, linger_ms=cfg.linger_ms, compression=self._codec, pool=pool,
                 loop=loop, delivery_timeout_ms=cfg.delivery_timeout_ms,
@@ -215,16 +218,17 @@ class Producer(SendCore):
                 # request slots busy on a far link) takes more records instead of queueing small ones.
                 max_batch_bytes=min(cfg.max_batch_bytes, cfg.max_request_size - 4096),
                 keep_handles=bool(self._interceptors and self._interceptors.wants_acks),
-                partitioner=self._partitioner, txn=self._txn, guard=self._check_usable, bell=bell)
+                partitioner=self._partitioner, txn=self._txn, guard=weak_method(self._check_usable),
+                bell=bell)
             self._batches = acc.batches
             sender = self._sender = Sender(
                 self._client, acc, acks=cfg.acks, max_request_size=cfg.max_request_size,
                 max_in_flight=cfg.max_in_flight_requests_per_connection, retries=cfg.retries,
                 request_timeout_ms=cfg.request_timeout_ms, retry_backoff_ms=cfg.retry_backoff_ms,
                 retry_backoff_max_ms=cfg.retry_backoff_max_ms, idempotence=self._idem, transactions=self._txn,
-                metrics=self._metrics, on_fatal=self._on_fatal,
-                on_ack=self._on_ack if acc.keep_handles else None)
-            self._client.add_metadata_listener(self._on_metadata)
+                metrics=self._metrics, on_fatal=weak_method(self._on_fatal),
+                on_ack=weak_method(self._on_ack) if acc.keep_handles else None)
+            self._client.add_metadata_listener(self._metadata_listener)
             sender.start()
             self._hub.start()
             if self._txn is not None:
@@ -241,7 +245,7 @@ class Producer(SendCore):
             self._life.transition_to(Lifecycle.STOPPED)
         if self._sender is not None:
             self._sender.force_close(ProducerClosedError("the producer failed to start"))
-        self._client.remove_metadata_listener(self._on_metadata)
+        self._client.remove_metadata_listener(self._metadata_listener)
         await self._hub.close()
         await self._client.close()
 
@@ -286,7 +290,7 @@ class Producer(SendCore):
             raise
         finally:
             try:
-                self._client.remove_metadata_listener(self._on_metadata)
+                self._client.remove_metadata_listener(self._metadata_listener)
                 await self._hub.close()  # the terminating KIP-714 push needs the connections still open
                 await self._client.close()
             finally:

@@ -11,6 +11,7 @@ import dataclasses
 import gc
 import logging
 import warnings
+import weakref
 from typing import Any
 
 import pytest
@@ -121,12 +122,28 @@ async def test_acks_zero_future_resolves_to_none(tansu: Any, new_topic: Any) -> 
 
 
 # -- item 6: warnings --------------------------------------------------------------------------------------
-def test_unclosed_started_clients_warn_when_collected(tansu: Any) -> None:
-    """A client started and dropped without stop() warns when it is collected: for ours that is once its
-    loop no longer runs its background tasks (they hold it; aiokafka's do not, so there it is at ``del``)."""
-    async def start_and_drop(make: Any) -> None:
-        await make().start()
+async def test_unclosed_started_clients_warn_when_dropped(tansu: Any, new_topic: Any) -> None:
+    """A client started and dropped without stop() is collected at once, its background tasks still
+    running, and warns then (as aiokafka's): its tasks and callbacks hold it only weakly."""
+    makers = {"AIOKafkaProducer": lambda: AIOKafkaProducer(bootstrap_servers=tansu.bootstrap),
+              "AIOKafkaConsumer": lambda: AIOKafkaConsumer(bootstrap_servers=tansu.bootstrap),
+              "AIOKafkaConsumer in a group": lambda: AIOKafkaConsumer(
+                  new_topic(), bootstrap_servers=tansu.bootstrap, group_id=new_topic("g"), **GROUP)}
+    for name, make in makers.items():
+        client = make()
+        await client.start()
+        await asyncio.sleep(1.5)  # the metrics task has sampled the client at least once
+        ref = weakref.ref(client)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            del client
+            gc.collect()
+        assert ref() is None, name
+        kind = name.split()[0]
+        assert any(w.category is ResourceWarning and f"Unclosed {kind}" in str(w.message) for w in seen), seen
 
+
+def test_stopped_or_never_started_clients_are_quiet(tansu: Any) -> None:
     async def start_and_stop(make: Any) -> None:
         client = make()
         await client.start()
@@ -135,12 +152,6 @@ def test_unclosed_started_clients_warn_when_collected(tansu: Any) -> None:
     makers = {"AIOKafkaProducer": lambda: AIOKafkaProducer(bootstrap_servers=tansu.bootstrap),
               "AIOKafkaConsumer": lambda: AIOKafkaConsumer(bootstrap_servers=tansu.bootstrap)}
     for name, make in makers.items():
-        with warnings.catch_warnings(record=True) as seen:
-            warnings.simplefilter("always")
-            threading_run(start_and_drop(make))
-            gc.collect()
-        assert any(w.category is ResourceWarning and f"Unclosed {name}" in str(w.message) for w in seen), seen
-        # one stopped, or never started, is quiet
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
             threading_run(start_and_stop(make))
@@ -371,6 +382,28 @@ async def test_group_start_returns_assigned_and_latest_is_as_of_start(tansu: Any
         async with AIOKafkaProducer(bootstrap_servers=tansu.bootstrap) as producer:
             await producer.send_and_wait(topic, b"right after start", partition=tp.partition)
         assert (await asyncio.wait_for(consumer.getone(), 30)).value == b"right after start"
+    finally:
+        await consumer.stop()
+
+
+async def test_listener_revoked_with_nothing_before_the_first_assignment(tansu: Any, new_topic: Any) -> None:
+    """aiokafka's classic-group member calls on_partitions_revoked(set()) before its first join, so a
+    listener sees revoked, then assigned, before start() returns."""
+    calls: list[tuple[str, set[TopicPartition]]] = []
+
+    class Listener(ConsumerRebalanceListener):
+        async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+            calls.append(("revoked", set(revoked)))
+
+        async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+            calls.append(("assigned", set(assigned)))
+
+    topic = new_topic()
+    consumer = AIOKafkaConsumer(bootstrap_servers=tansu.bootstrap, group_id=new_topic("g"), **GROUP)
+    consumer.subscribe([topic], listener=Listener())
+    await asyncio.wait_for(consumer.start(), 60)
+    try:
+        assert calls[:2] == [("revoked", set()), ("assigned", consumer.assignment())], calls
     finally:
         await consumer.stop()
 

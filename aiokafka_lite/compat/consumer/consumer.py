@@ -152,20 +152,8 @@ class AIOKafkaConsumer(Consumer[Any, Any]):
         await self._look_up_positions(deadline)
 
     async def _wait_first_assignment(self) -> None:
-        native = getattr(super(), "wait_for_assignment", None)
-        if native is not None:  # the native consumer's own wait, where it has one
-            await native()
-            return
-        # Otherwise drive the membership here as poll() would, until an assignment is installed.
-        coordinator = self._coordinator
-        assert coordinator is not None
-        while not self.assignment():
-            if self._closed:
-                raise errors.ConsumerStoppedError("the consumer was stopped during start()")
-            deadline = time.monotonic() + self.config.request_timeout_ms / 1000.0
-            await coordinator.poll(deadline)
-            if not self.assignment():
-                await asyncio.sleep(self.config.retry_backoff_ms / 1000.0)
+        """The native wait for the group's first assignment, then its positions (as aiokafka's start())."""
+        await self.wait_for_assignment()
         await self._look_up_positions(time.monotonic() + self.config.request_timeout_ms / 1000.0)
 
     async def _look_up_positions(self, deadline: float) -> None:
@@ -197,7 +185,8 @@ class AIOKafkaConsumer(Consumer[Any, Any]):
         if listener is not None:
             # Without a group there is no rebalance, so aiokafka never calls the listener.
             listener = _LoggedListener(listener, self._group_id) if self._group_id is not None else None
-        super().subscribe(topics, pattern, listener)
+        # aiokafka calls on_partitions_revoked(set()) before the first join too (classic groups).
+        super().subscribe(topics, pattern, listener, revoke_before_every_join=True)
 
     # -- offsets ---------------------------------------------------------------------------------------------
     async def commit(self, offsets: Mapping[TopicPartition, Any] | None = None) -> None:
