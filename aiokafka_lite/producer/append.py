@@ -453,21 +453,18 @@ class AppendCore:
     def try_grow(self, batch: ProducerBatch, keyless: bool = False) -> bool:
         """Let ``batch`` take more bytes if it :meth:`may_grow` and memory allows: ``batch_size`` for
         keyless records (a visit of the sticky partition adds a batch's worth, KIP-794), else
-        :meth:`_grow_step`. Growing by one ``batch_size`` per refusal made every record larger than a
-        ``batch_size``'s tenth refuse send()'s fast path (it only appends to a batch with room) once its
-        batch had grown once: one slow-path append per record instead of a few per batch."""
+        :meth:`_grow_step`. send()'s fast path appends only within what a batch reserved (its store
+        grows by itself) and leaves a refused record to this path: grown one ``batch_size`` per
+        refusal, a batch sent a record of ``batch_size`` bytes this way every time, and (its header's
+        slack used up) often closed instead, three records a batch."""
         if not self.may_grow(batch):
             return False
-        step = self.batch_size
-        if not keyless:
-            big = self._grow_step(batch)
-            if big > step and self._reserve_more(batch, big):
-                self.left_full.discard(batch)
-                return True
-        if self._reserve_more(batch, step):
-            self.left_full.discard(batch)
-            return True
-        return False
+        big = 0 if keyless else self._grow_step(batch)
+        if not ((big > self.batch_size and self._reserve_more(batch, big))
+                or self._reserve_more(batch, self.batch_size)):
+            return False
+        self.left_full.discard(batch)
+        return True
 
     def _grow_step(self, batch: ProducerBatch) -> int:
         """How much a growing batch of keyed (or partitioned) records takes at once: as much as it
