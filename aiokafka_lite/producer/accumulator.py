@@ -19,8 +19,8 @@ rule, 4-6 ms with it (aiokafka keeps one produce request per broker in flight). 
 (linger 5 ms) batches grew from 11-14 records to 50-56 and CPU per record fell from 1.9 to 1.0-1.4 us.
 
 Growth: an idempotent producer keeps one batch of a partition in flight (idempotence.py, I2). A full
-open batch that cannot go yet (another batch of its partition is ahead of it) takes another
-``batch_size`` of records instead of closing (:meth:`try_grow`), up to ``max_batch_bytes``, so a backlog
+open batch that cannot go yet (another batch of its partition is ahead of it) takes more records
+instead of closing (:meth:`try_grow`: as much again as it holds), up to ``max_batch_bytes``, so a backlog
 to one partition goes as a few large batches, one per round trip, rather than many small ones -- what
 five batches in flight would give on a far link. Keyless records (uniform sticky) grow a batch by one
 ``batch_size`` per visit of their partition and then move on, leaving it open to grow on the next visit

@@ -160,7 +160,7 @@ class AppendCore:
             if sticky is not None:
                 self.chooser.track(sticky, batch)
             got = self._try_put(batch, timestamp_ms, key, value, headers)
-            if got is None and self.try_grow(batch):
+            if got is None and self.try_grow(batch, keyless=sticky is not None):
                 got = self._try_put(batch, timestamp_ms, key, value, headers)
             if got is not None:
                 return got[0], got[1], False
@@ -326,7 +326,7 @@ class AppendCore:
             while pos + added < len(values) and self._extend(batch):
                 added += builder.append_many(values, keys, timestamp_ms, headers, pos + added)
             while (grow and pos + added < len(values) and not (first_only and added)
-                   and self.try_grow(batch)):
+                   and self.try_grow(batch, keyless=first_only)):
                 added += builder.append_many(values, keys, timestamp_ms, headers, pos + added)
         except BaseException as exc:
             self.discard_empty(batch)
@@ -450,12 +450,33 @@ class AppendCore:
             return False  # nothing ahead of it: it goes now, at its normal size
         return bool(builder.batch_size + self.batch_size <= self.max_batch_bytes)
 
-    def try_grow(self, batch: ProducerBatch) -> bool:
-        """Let ``batch`` take ``batch_size`` more bytes if it :meth:`may_grow` and memory allows."""
-        if self.may_grow(batch) and self._reserve_more(batch, self.batch_size):
-            self.left_full.discard(batch)
-            return True
-        return False
+    def try_grow(self, batch: ProducerBatch, keyless: bool = False) -> bool:
+        """Let ``batch`` take more bytes if it :meth:`may_grow` and memory allows: ``batch_size`` for
+        keyless records (a visit of the sticky partition adds a batch's worth, KIP-794), else
+        :meth:`_grow_step`. send()'s fast path appends only within what a batch reserved (its store
+        grows by itself) and leaves a refused record to this path: grown one ``batch_size`` per
+        refusal, a batch sent a record of ``batch_size`` bytes this way every time, and (its header's
+        slack used up) often closed instead, three records a batch."""
+        if not self.may_grow(batch):
+            return False
+        big = 0 if keyless else self._grow_step(batch)
+        if not ((big > self.batch_size and self._reserve_more(batch, big))
+                or self._reserve_more(batch, self.batch_size)):
+            return False
+        self.left_full.discard(batch)
+        return True
+
+    def _grow_step(self, batch: ProducerBatch) -> int:
+        """How much a growing batch of keyed (or partitioned) records takes at once: as much as it
+        holds (it doubles, so a batch that grows from ``batch_size`` to ``n`` asks ~log2(n / batch_size)
+        times), within ``max_batch_bytes``, and only out of the upper half of ``buffer_memory``: what it
+        reserves and does not fill is held until it is built (close_batch), so with memory short a
+        batch grows by ``batch_size`` as before and other partitions' new batches still find theirs."""
+        builder = batch.builder
+        assert builder is not None
+        have = builder.batch_size
+        spare = self.pool.available - self.pool.total // 2 + max(batch.reserved - have, 0)
+        return min(have, self.max_batch_bytes - have, spare)
 
     def close_batch(self, batch: ProducerBatch) -> bytes:
         """Build ``batch`` for sending and give back what it reserved beyond its bytes: from here on it

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 
 from aiokafka_lite.producer.accumulator import RecordAccumulator
@@ -219,3 +220,51 @@ async def test_a_full_batch_left_open_by_the_sticky_switch_goes_with_its_answer(
     assert LEADERS[tp] in acc.ready(LEADERS.get, loop.time())[0]  # at once, not after 10 s of linger
     assert acc.drain(LEADERS.get, {LEADERS[tp]}, 1 << 20, loop.time())[LEADERS[tp]][0] is left
     assert not acc.left_full
+
+
+async def _fill_behind_a_batch_out(acc: RecordAccumulator, value: bytes, n: int
+                                   ) -> tuple[int, list[int], list[int]]:
+    """send()'s two paths on one partition with a batch in flight: the fast path's append to the open
+    batch (``builder.append``), else the append core. Returns how many records took the append core,
+    and the open batch's size and the free buffer_memory after each of those."""
+    info = TopicInfo("a", range(1), range(1))
+    await acc.append_record(info, 0, 1, None, value, None, len(value), 1.0)
+    acc.drain(LEADERS.get, {1}, 1 << 20, asyncio.get_running_loop().time() + 1)  # it is out
+    slow, sizes, free = 0, [], []
+    for _ in range(n):
+        batch = acc.open_batch(T0)
+        if batch is None or batch.builder.append(1, None, value, None) is None:  # type: ignore[union-attr]
+            slow += 1
+            batch = (await acc.append_record(info, 0, 1, None, value, None, len(value), 1.0))[0]
+            sizes.append(batch.builder.batch_size)  # type: ignore[union-attr]
+            free.append(acc.pool.available)
+    return slow, sizes, free
+
+
+async def test_large_records_behind_a_batch_out_mostly_take_the_fast_path() -> None:
+    """16 KiB values at batch_size 16384 (Java's default) while their partition's batch is out: the open
+    batch grows by what it holds (AppendCore._grow_step), so send()'s fast path takes most records. Grown
+    by one batch_size per refusal, it admitted exactly one more record each time and every record went
+    through the append core (issue 27)."""
+    loop = asyncio.get_running_loop()
+    acc = make(loop, batch_size=16384, max_batch_bytes=1_000_000, memory=32 << 20)
+    slow, sizes, _ = await _fill_behind_a_batch_out(acc, b"x" * 16384, 60)
+    assert len(acc.batches[T0]) == 1  # one batch took them all
+    assert slow <= 8, (slow, sizes)  # a new batch, then ~log2(60) growth steps
+    assert sizes[-1] <= 1_000_000
+    assert acc.pool.used == sum(b.reserved for b in acc.incomplete)
+
+
+async def test_a_batch_grows_by_batch_size_once_buffer_memory_is_half_taken() -> None:
+    """The doubling takes only the upper half of buffer_memory: a batch's unfilled reservation is held
+    until it is built, so with memory short it grows one batch_size at a time, as before, and never
+    past what buffer_memory has."""
+    loop = asyncio.get_running_loop()
+    total = 256 << 10
+    acc = make(loop, batch_size=16384, max_batch_bytes=1_000_000, memory=total)
+    _, sizes, free = await _fill_behind_a_batch_out(acc, b"x" * 16384, 10)
+    steps = [b - a for a, b in itertools.pairwise(sizes)]
+    assert steps[0] > 16384  # memory is plentiful: it doubles
+    assert all(free[i + 1] >= total // 2 for i, step in enumerate(steps) if step > 16384), (steps, free)
+    assert steps[-1] == 16384 and acc.pool.available < total // 2  # short: one batch_size at a time
+    assert acc.pool.used == sum(b.reserved for b in acc.incomplete) <= total
