@@ -237,7 +237,10 @@ class AdminCore:
         deadline = time.monotonic() + self._timeout
         last: dict[K, BaseException] = {}
         disconnects = 0
+        client = self.client
         while pending:
+            if self._client is not client:  # stop() ran during the backoff
+                raise client.closed_error()
             try:
                 answers = await attempt(pending)
             except errors.KafkaError as exc:
@@ -263,6 +266,8 @@ class AdminCore:
             pending = retry
             if not pending:
                 break
+            if self._client is not client:  # the failures were stop() closing the client, not the broker's
+                raise client.closed_error() from last[pending[0]]
             if time.monotonic() + self._backoff > deadline:
                 for k in pending:
                     cause = last[k]
