@@ -236,9 +236,21 @@ class AdminCore:
         def retriable(exc: BaseException) -> bool:
             return is_retriable(exc) and not isinstance(exc, final)
 
+        client = self.client
+
+        async def guarded(pending: list[K]) -> Mapping[K, Any]:
+            # stop() during the backoff replaced the client: the call ends with its owner's closed error,
+            # not "not started" (that is for calls made after stop()).
+            if self._client is not client:
+                raise client.closed_error()
+            answers = await attempt(pending)
+            if self._client is not client:  # the failures were stop() closing the client, not the broker's
+                raise client.closed_error()
+            return answers
+
         retry = Retry(what, self._timeout, retry_backoff(self.config))
-        return await retry_each(items, attempt, retry, retriable=retriable, max_disconnects=3,
-                                reroute=self.client.request_metadata_update)
+        return await retry_each(items, guarded, retry, retriable=retriable, max_disconnects=3,
+                                reroute=client.request_metadata_update)
 
     @staticmethod
     def _raise_first(results: Mapping[Any, Any], order: Iterable[Any]) -> None:

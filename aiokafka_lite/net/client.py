@@ -332,7 +332,7 @@ class KafkaClient:
             try:
                 await self._pool.connect(node_id)
                 return node_id
-            except (AuthenticationFailedError, UnsupportedVersionError):
+            except (AuthenticationFailedError, UnsupportedVersionError, ClientClosedError):
                 raise
             except KafkaError as exc:
                 errors.append(f"node {node_id}: {exc}")

@@ -65,15 +65,17 @@ def _wait_all_threads_stopped(pid: int) -> None:
     raise AssertionError(f"process {pid} did not stop within 5 s of SIGSTOP")
 
 
-async def cancel_at(call: Call, point: str) -> None:
-    """Start ``call`` in a task and cancel it at ``point``; it must end (cancelled or done) in BOUND."""
+async def cancel_at(call: Call, point: str,
+                    answers: tuple[type[BaseException], ...] = (BrokerResponseError,)) -> None:
+    """Start ``call`` in a task and cancel it at ``point``; it must end (cancelled or done) in BOUND.
+    ``answers``: what the call raises when the broker answered before the cancel landed."""
     task = asyncio.ensure_future(call())
     if point == "first-suspension":
         await asyncio.sleep(0)
     else:
         await asyncio.sleep(0.01)
     task.cancel()
-    await _ended(task)
+    await _ended(task, answers)
 
 
 async def cancel_waiting(call: Call) -> None:
@@ -93,10 +95,11 @@ async def started_waiting(call: Call) -> asyncio.Future[Any]:
     return task
 
 
-async def _ended(task: asyncio.Future[Any]) -> None:
+async def _ended(task: asyncio.Future[Any],
+                 answers: tuple[type[BaseException], ...] = (BrokerResponseError,)) -> None:
     done, _ = await asyncio.wait([task], timeout=BOUND)
     assert done, f"the call did not end within {BOUND} s of being cancelled"
-    if not task.cancelled() and isinstance(task.exception(), BrokerResponseError):
+    if not task.cancelled() and isinstance(task.exception(), answers):
         return  # the broker answered before the cancel landed: the call's own outcome
     if not task.cancelled() and task.exception() is not None:
         exc = task.exception()

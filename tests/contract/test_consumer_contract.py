@@ -79,8 +79,9 @@ ROWS = [
     Row("poll_arrow", lambda c, tp: c.poll_arrow(timeout_ms=60_000), "empty"),
     # __anext__ ends the iteration (StopAsyncIteration) rather than raising ConsumerStoppedError.
     Row("__anext__", _anext, "empty", on_stop=StopAsyncIteration, after_stop=StopAsyncIteration),
-    # async for ends (StopAsyncIteration inside the loop) instead of raising.
-    Row("async for", _async_for, "empty", on_stop=None, after_stop=None),
+    # async for ends (StopAsyncIteration inside the loop) on a stop() during it; begun on a stopped
+    # consumer it raises (docs/consumer.md).
+    Row("async for", _async_for, "empty", on_stop=None),
     Row("commit", lambda c, tp: c.commit({tp: 1}), "frozen"),
     Row("committed", lambda c, tp: c.committed(tp), "frozen"),
     Row("position", lambda c, tp: c.position(tp), "frozen"),
@@ -92,6 +93,8 @@ ROWS = [
     Row("seek_to_end", lambda c, tp: c.seek_to_end(tp), "frozen"),
     Row("seek_to_committed", lambda c, tp: c.seek_to_committed(tp), "frozen"),
     Row("topics", lambda c, tp: c.topics(), "frozen"),
+    # After assign() it returns at once; a group member's wait is held by the subscribed tests below.
+    Row("wait_for_assignment", lambda c, tp: c.wait_for_assignment(), None),
 ]
 WAITING = [r for r in ROWS if r.wait]
 #: The calls this module holds to the contract (tests/contract/test_coverage.py checks none is missing).
@@ -173,6 +176,40 @@ async def test_call_after_stop_raises_at_once(ctx: Ctx, row: Row) -> None:
     c = await _consumer(ctx)
     await within(c.stop(), "stop()")
     await raises_at_once(lambda: row.call(c, ctx.tp), row.after_stop)
+
+
+# --- wait_for_assignment() of a group member: it waits for the group ----------------------------------
+
+
+async def _member(ctx: Ctx) -> C:
+    """A started consumer subscribed to ``ctx.topic`` in a fresh group, not yet joined (no await since
+    subscribe(), so the caller can freeze the broker before the join goes out).
+
+    Tansu holds a new member's JoinGroup for half its session timeout (22.5 s with the default 45 s;
+    aiokafka's member waits alike, 5 s with its 10 s), so the session is Kafka's minimum, 6 s."""
+    c: C = Consumer(bootstrap_servers=ctx.broker.bootstrap, group_id=f"{ctx.topic}-member",
+                    auto_offset_reset="latest", request_timeout_ms=REQUEST_TIMEOUT_MS,
+                    enable_auto_commit=False, session_timeout_ms=6000, heartbeat_interval_ms=2000)
+    await within(c.start(), "start()")
+    c.subscribe([ctx.topic])
+    return c
+
+
+async def test_stop_wakes_a_member_waiting_for_its_assignment(ctx: Ctx) -> None:
+    c = await _member(ctx)
+    with frozen(ctx.broker.pid):
+        await stop_wakes(c.wait_for_assignment, c.stop, ConsumerStoppedError)
+
+
+async def test_cancelled_wait_for_assignment_leaves_the_member_usable(ctx: Ctx) -> None:
+    c = await _member(ctx)
+    try:
+        with frozen(ctx.broker.pid):
+            await cancel_waiting(c.wait_for_assignment)
+        assert await within(c.wait_for_assignment(), "wait_for_assignment() after the cancel") == {ctx.tp}
+        await _usable(c, ctx, None)
+    finally:
+        await within(c.stop(), "stop()")
 
 
 # --- the lifecycle calls: start, stop, close, async with --------------------------------------------

@@ -27,6 +27,7 @@ from _contract import (
     cancelled_stop_then_stop,
     frozen,
     raises_at_once,
+    second_stop_waits,
     starter_after_stop,
     stop_wakes,
     stopper_after_stop_returns,
@@ -106,7 +107,7 @@ ROWS = [
     Row("send_many", _fill_many, "full",
         probe=lambda p, ctx: _await_bulk(p.send_many(ctx.topic, [b"a", b"b"], partition=0))),
     # flush waits for outcomes; the records' futures carry the error, flush itself returns.
-    # After stop() flush() raises like every other call (test_pending_producer.py: on main it returned).
+    # After stop() flush() raises like every other call.
     Row("flush", _flush, "frozen", on_stop=None, after=lambda p, ctx: p.flush()),
     Row("partitions_for", lambda p, ctx: p.partitions_for(ctx.topic + "-unknown"), "frozen",
         probe=lambda p, ctx: p.partitions_for(ctx.topic)),
@@ -175,11 +176,7 @@ async def test_stop_wakes_a_waiting_call(ctx: Ctx, row: Row) -> None:
                          stop_bound=timeout + BOUND)
 
 
-#: flush()'s clause waits for its owner's change: tests/contract/test_pending_producer.py.
-AFTER_STOP = [r for r in ROWS if r.name != "flush"]
-
-
-@pytest.mark.parametrize("row", AFTER_STOP, ids=str)
+@pytest.mark.parametrize("row", ROWS, ids=str)
 async def test_call_after_stop_raises_at_once(ctx: Ctx, row: Row) -> None:
     p = await _started(ctx)
     await within(p.stop(), "stop()")
@@ -211,6 +208,14 @@ async def test_cancelled_stop_then_stop_again_stops(ctx: Ctx, point: str) -> Non
     p = await _started(ctx)
     await p.send(ctx.topic, VALUE, partition=0)
     await cancelled_stop_then_stop(p, point, lambda: p.send(ctx.topic, VALUE), ProducerClosedError)
+
+
+async def test_second_stop_returns_when_stopped(ctx: Ctx) -> None:
+    """Issue 24, item 5: a second stop() while the first still stops, a record pending, returns only once
+    the producer is stopped."""
+    p = await _started(ctx)
+    await p.send(ctx.topic, VALUE, partition=0)
+    await second_stop_waits(lambda: p.stop(timeout=STOP_TIMEOUT), ctx.broker.pid)
 
 
 @pytest.mark.parametrize("name", STOPPERS)

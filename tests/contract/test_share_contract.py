@@ -191,11 +191,7 @@ async def test_call_cancelled_while_waiting_leaves_the_share_consumer_usable(ctx
         await within(c.stop(), "stop()")
 
 
-#: commit()'s clause waits for its owner's fix: tests/contract/test_pending_share.py.
-STOP_WAKES = [r for r in ROWS if r.name != "commit"]
-
-
-@pytest.mark.parametrize("row", STOP_WAKES, ids=str)
+@pytest.mark.parametrize("row", ROWS, ids=str)
 async def test_stop_wakes_a_waiting_call(ctx: Ctx, row: Row) -> None:
     c = await _consumer(ctx, **_extra(row))
     if row.wait == "frozen":
