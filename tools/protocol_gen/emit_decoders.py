@@ -121,7 +121,16 @@ class DecoderEmitter(BaseEmitter):
         lines: list[str] = []
         if f.is_array and not f.is_struct:
             rd = self.use("read_prim_array")
-            lines.append(f"{ind}{e}, pos = {rd}(data, pos, {array_code(f.elem)!r}, {compact}, {nullable})")
+            call = f"{e}, pos = {rd}(data, pos, {array_code(f.elem)!r}, {compact}, {nullable})"
+            if compact:
+                # an empty array (offline replicas, mostly) without the call
+                lines.append(f"{ind}if data[pos] == 1:")
+                lines.append(f"{ind}    {e} = []")
+                lines.append(f"{ind}    pos += 1")
+                lines.append(f"{ind}else:")
+                lines.append(f"{ind}    {call}")
+            else:
+                lines.append(f"{ind}{call}")
             return lines
         if f.is_array:
             cnt = f"_n{i}"

@@ -375,7 +375,11 @@ def _w_AddPartitionsToTxnRequest_v3(o: AddPartitionsToTxnRequest, out: bytearray
 def _r_AddPartitionsToTxnTopic_v3(data: Buffer, pos: int) -> tuple[AddPartitionsToTxnTopic, int]:
     o = _new(AddPartitionsToTxnTopic)
     o.name, pos = read_compact_string(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -268,7 +268,11 @@ def _r_ReassignablePartition_v0(data: Buffer, pos: int) -> tuple[ReassignablePar
     o = _new(ReassignablePartition)
     o.partition_index = _unpack_i(data, pos)[0]
     pos += 4
-    o.replicas, pos = read_prim_array(data, pos, 'i', True, True)
+    if data[pos] == 1:
+        o.replicas = []
+        pos += 1
+    else:
+        o.replicas, pos = read_prim_array(data, pos, 'i', True, True)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -285,7 +285,11 @@ def _w_AlterReplicaLogDirsRequest_v2(o: AlterReplicaLogDirsRequest, out: bytearr
 def _r_AlterReplicaLogDirTopic_v2(data: Buffer, pos: int) -> tuple[AlterReplicaLogDirTopic, int]:
     o = _new(AlterReplicaLogDirTopic)
     o.name, pos = read_compact_string(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

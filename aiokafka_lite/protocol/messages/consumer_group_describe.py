@@ -286,7 +286,11 @@ def _w_ConsumerGroupDescribeRequest_v0(o: ConsumerGroupDescribeRequest, out: byt
 
 def _r_ConsumerGroupDescribeRequest_v0(data: Buffer, pos: int) -> tuple[ConsumerGroupDescribeRequest, int]:
     o = _new(ConsumerGroupDescribeRequest)
-    o.group_ids, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.group_ids = []
+        pos += 1
+    else:
+        o.group_ids, pos = read_prim_array(data, pos, 's', True, False)
     o.include_authorized_operations = _unpack_o(data, pos)[0]
     pos += 1
     if data[pos]:
@@ -381,7 +385,11 @@ def _r_TopicPartitions_v0(data: Buffer, pos: int) -> tuple[TopicPartitions, int]
     o = _new(TopicPartitions)
     o.topic_id, pos = read_uuid(data, pos)
     o.topic_name, pos = read_compact_string(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -431,7 +439,11 @@ def _r_Member_v0(data: Buffer, pos: int) -> tuple[Member, int]:
     pos += 4
     o.client_id, pos = read_compact_string(data, pos)
     o.client_host, pos = read_compact_string(data, pos)
-    o.subscribed_topic_names, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.subscribed_topic_names = []
+        pos += 1
+    else:
+        o.subscribed_topic_names, pos = read_prim_array(data, pos, 's', True, False)
     if data[pos]:
         o.subscribed_topic_regex, pos = read_compact_nullable_string(data, pos)
     else:

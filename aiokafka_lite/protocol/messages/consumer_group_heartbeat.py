@@ -292,7 +292,11 @@ def _r_ConsumerGroupHeartbeatRequestTopicPartitions_v0(
 ) -> tuple[ConsumerGroupHeartbeatRequestTopicPartitions, int]:
     o = _new(ConsumerGroupHeartbeatRequestTopicPartitions)
     o.topic_id, pos = read_uuid(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -319,7 +323,11 @@ def _r_ConsumerGroupHeartbeatRequest_v0(data: Buffer, pos: int) -> tuple[Consume
         pos += 1
     o.rebalance_timeout_ms = _unpack_i(data, pos)[0]
     pos += 4
-    o.subscribed_topic_names, pos = read_prim_array(data, pos, 's', True, True)
+    if data[pos] == 1:
+        o.subscribed_topic_names = []
+        pos += 1
+    else:
+        o.subscribed_topic_names, pos = read_prim_array(data, pos, 's', True, True)
     if data[pos]:
         o.server_assignor, pos = read_compact_nullable_string(data, pos)
     else:
@@ -393,7 +401,11 @@ def _r_ConsumerGroupHeartbeatRequest_v1(data: Buffer, pos: int) -> tuple[Consume
         pos += 1
     o.rebalance_timeout_ms = _unpack_i(data, pos)[0]
     pos += 4
-    o.subscribed_topic_names, pos = read_prim_array(data, pos, 's', True, True)
+    if data[pos] == 1:
+        o.subscribed_topic_names = []
+        pos += 1
+    else:
+        o.subscribed_topic_names, pos = read_prim_array(data, pos, 's', True, True)
     if data[pos]:
         o.subscribed_topic_regex, pos = read_compact_nullable_string(data, pos)
     else:
@@ -476,7 +488,11 @@ def _r_ConsumerGroupHeartbeatResponseTopicPartitions_v0(
 ) -> tuple[ConsumerGroupHeartbeatResponseTopicPartitions, int]:
     o = _new(ConsumerGroupHeartbeatResponseTopicPartitions)
     o.topic_id, pos = read_uuid(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -290,7 +290,11 @@ def _w_CreatePartitionsRequest_v2(o: CreatePartitionsRequest, out: bytearray) ->
 
 def _r_CreatePartitionsAssignment_v2(data: Buffer, pos: int) -> tuple[CreatePartitionsAssignment, int]:
     o = _new(CreatePartitionsAssignment)
-    o.broker_ids, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.broker_ids = []
+        pos += 1
+    else:
+        o.broker_ids, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

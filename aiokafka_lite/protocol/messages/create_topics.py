@@ -451,7 +451,11 @@ def _r_CreatableReplicaAssignment_v5(data: Buffer, pos: int) -> tuple[CreatableR
     o = _new(CreatableReplicaAssignment)
     o.partition_index = _unpack_i(data, pos)[0]
     pos += 4
-    o.broker_ids, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.broker_ids = []
+        pos += 1
+    else:
+        o.broker_ids, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -130,7 +130,11 @@ def _w_DeleteGroupsRequest_v2(o: DeleteGroupsRequest, out: bytearray) -> None:
 
 def _r_DeleteGroupsRequest_v2(data: Buffer, pos: int) -> tuple[DeleteGroupsRequest, int]:
     o = _new(DeleteGroupsRequest)
-    o.groups_names, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.groups_names = []
+        pos += 1
+    else:
+        o.groups_names, pos = read_prim_array(data, pos, 's', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

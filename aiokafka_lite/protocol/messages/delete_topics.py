@@ -206,7 +206,11 @@ def _w_DeleteTopicsRequest_v4(o: DeleteTopicsRequest, out: bytearray) -> None:
 
 def _r_DeleteTopicsRequest_v4(data: Buffer, pos: int) -> tuple[DeleteTopicsRequest, int]:
     o = _new(DeleteTopicsRequest)
-    o.topic_names, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.topic_names = []
+        pos += 1
+    else:
+        o.topic_names, pos = read_prim_array(data, pos, 's', True, False)
     o.timeout_ms = _unpack_i(data, pos)[0]
     pos += 4
     o.topics = []

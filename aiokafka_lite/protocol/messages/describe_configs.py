@@ -392,7 +392,11 @@ def _r_DescribeConfigsResource_v4(data: Buffer, pos: int) -> tuple[DescribeConfi
     o.resource_type = _unpack_b(data, pos)[0]
     pos += 1
     o.resource_name, pos = read_compact_string(data, pos)
-    o.configuration_keys, pos = read_prim_array(data, pos, 's', True, True)
+    if data[pos] == 1:
+        o.configuration_keys = []
+        pos += 1
+    else:
+        o.configuration_keys, pos = read_prim_array(data, pos, 's', True, True)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

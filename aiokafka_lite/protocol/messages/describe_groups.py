@@ -264,7 +264,11 @@ def _w_DescribeGroupsRequest_v5(o: DescribeGroupsRequest, out: bytearray) -> Non
 
 def _r_DescribeGroupsRequest_v5(data: Buffer, pos: int) -> tuple[DescribeGroupsRequest, int]:
     o = _new(DescribeGroupsRequest)
-    o.groups, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.groups = []
+        pos += 1
+    else:
+        o.groups, pos = read_prim_array(data, pos, 's', True, False)
     o.include_authorized_operations = _unpack_o(data, pos)[0]
     pos += 1
     if data[pos]:

@@ -303,7 +303,11 @@ def _w_DescribeLogDirsRequest_v2(o: DescribeLogDirsRequest, out: bytearray) -> N
 def _r_DescribableLogDirTopic_v2(data: Buffer, pos: int) -> tuple[DescribableLogDirTopic, int]:
     o = _new(DescribableLogDirTopic)
     o.topic, pos = read_compact_string(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -242,7 +242,11 @@ def _w_DescribeProducersRequest_v0(o: DescribeProducersRequest, out: bytearray) 
 def _r_TopicRequest_v0(data: Buffer, pos: int) -> tuple[TopicRequest, int]:
     o = _new(TopicRequest)
     o.name, pos = read_compact_string(data, pos)
-    o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partition_indexes = []
+        pos += 1
+    else:
+        o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

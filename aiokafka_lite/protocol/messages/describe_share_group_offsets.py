@@ -294,7 +294,11 @@ def _r_DescribeShareGroupOffsetsRequestTopic_v0(
 ) -> tuple[DescribeShareGroupOffsetsRequestTopic, int]:
     o = _new(DescribeShareGroupOffsetsRequestTopic)
     o.topic_name, pos = read_compact_string(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

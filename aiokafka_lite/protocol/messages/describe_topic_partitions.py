@@ -468,11 +468,31 @@ def _r_DescribeTopicPartitionsResponsePartition_v0(
     o = _new(DescribeTopicPartitionsResponsePartition)
     o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _unpack_hiii(data, pos)
     pos += 14
-    o.replica_nodes, pos = read_prim_array(data, pos, 'i', True, False)
-    o.isr_nodes, pos = read_prim_array(data, pos, 'i', True, False)
-    o.eligible_leader_replicas, pos = read_prim_array(data, pos, 'i', True, True)
-    o.last_known_elr, pos = read_prim_array(data, pos, 'i', True, True)
-    o.offline_replicas, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.replica_nodes = []
+        pos += 1
+    else:
+        o.replica_nodes, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.isr_nodes = []
+        pos += 1
+    else:
+        o.isr_nodes, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.eligible_leader_replicas = []
+        pos += 1
+    else:
+        o.eligible_leader_replicas, pos = read_prim_array(data, pos, 'i', True, True)
+    if data[pos] == 1:
+        o.last_known_elr = []
+        pos += 1
+    else:
+        o.last_known_elr, pos = read_prim_array(data, pos, 'i', True, True)
+    if data[pos] == 1:
+        o.offline_replicas = []
+        pos += 1
+    else:
+        o.offline_replicas, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

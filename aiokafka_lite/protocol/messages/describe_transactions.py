@@ -180,7 +180,11 @@ def _w_DescribeTransactionsRequest_v0(o: DescribeTransactionsRequest, out: bytea
 
 def _r_DescribeTransactionsRequest_v0(data: Buffer, pos: int) -> tuple[DescribeTransactionsRequest, int]:
     o = _new(DescribeTransactionsRequest)
-    o.transactional_ids, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.transactional_ids = []
+        pos += 1
+    else:
+        o.transactional_ids, pos = read_prim_array(data, pos, 's', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -236,7 +240,11 @@ def _w_DescribeTransactionsResponse_v0(o: DescribeTransactionsResponse, out: byt
 def _r_TopicData_v0(data: Buffer, pos: int) -> tuple[TopicData, int]:
     o = _new(TopicData)
     o.topic, pos = read_compact_string(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

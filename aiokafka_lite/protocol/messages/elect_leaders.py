@@ -297,7 +297,11 @@ def _w_ElectLeadersRequest_v2(o: ElectLeadersRequest, out: bytearray) -> None:
 def _r_TopicPartitions_v2(data: Buffer, pos: int) -> tuple[TopicPartitions, int]:
     o = _new(TopicPartitions)
     o.topic, pos = read_compact_string(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

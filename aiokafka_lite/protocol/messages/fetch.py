@@ -1343,7 +1343,11 @@ def _r_FetchTopic_v12(data: Buffer, pos: int) -> tuple[FetchTopic, int]:
 def _r_ForgottenTopic_v12(data: Buffer, pos: int) -> tuple[ForgottenTopic, int]:
     o = _new(ForgottenTopic)
     o.topic, pos = read_compact_string(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     o.topic_id = ZERO_UUID
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -1518,7 +1522,11 @@ def _r_FetchTopic_v13(data: Buffer, pos: int) -> tuple[FetchTopic, int]:
 def _r_ForgottenTopic_v13(data: Buffer, pos: int) -> tuple[ForgottenTopic, int]:
     o = _new(ForgottenTopic)
     o.topic_id, pos = read_uuid(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     o.topic = ''
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)

@@ -263,7 +263,11 @@ def _r_FindCoordinatorRequest_v4(data: Buffer, pos: int) -> tuple[FindCoordinato
     o = _new(FindCoordinatorRequest)
     o.key_type = _unpack_b(data, pos)[0]
     pos += 1
-    o.coordinator_keys, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.coordinator_keys = []
+        pos += 1
+    else:
+        o.coordinator_keys, pos = read_prim_array(data, pos, 's', True, False)
     o.key = ''
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)

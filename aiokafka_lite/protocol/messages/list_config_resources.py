@@ -142,7 +142,11 @@ def _w_ListConfigResourcesRequest_v1(o: ListConfigResourcesRequest, out: bytearr
 
 def _r_ListConfigResourcesRequest_v1(data: Buffer, pos: int) -> tuple[ListConfigResourcesRequest, int]:
     o = _new(ListConfigResourcesRequest)
-    o.resource_types, pos = read_prim_array(data, pos, 'b', True, False)
+    if data[pos] == 1:
+        o.resource_types = []
+        pos += 1
+    else:
+        o.resource_types, pos = read_prim_array(data, pos, 'b', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -209,7 +209,11 @@ def _w_ListGroupsRequest_v4(o: ListGroupsRequest, out: bytearray) -> None:
 
 def _r_ListGroupsRequest_v4(data: Buffer, pos: int) -> tuple[ListGroupsRequest, int]:
     o = _new(ListGroupsRequest)
-    o.states_filter, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.states_filter = []
+        pos += 1
+    else:
+        o.states_filter, pos = read_prim_array(data, pos, 's', True, False)
     o.types_filter = []
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -230,8 +234,16 @@ def _w_ListGroupsRequest_v5(o: ListGroupsRequest, out: bytearray) -> None:
 
 def _r_ListGroupsRequest_v5(data: Buffer, pos: int) -> tuple[ListGroupsRequest, int]:
     o = _new(ListGroupsRequest)
-    o.states_filter, pos = read_prim_array(data, pos, 's', True, False)
-    o.types_filter, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.states_filter = []
+        pos += 1
+    else:
+        o.states_filter, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.types_filter = []
+        pos += 1
+    else:
+        o.types_filter, pos = read_prim_array(data, pos, 's', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -209,7 +209,11 @@ def _r_ListPartitionReassignmentsTopics_v0(
 ) -> tuple[ListPartitionReassignmentsTopics, int]:
     o = _new(ListPartitionReassignmentsTopics)
     o.name, pos = read_compact_string(data, pos)
-    o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partition_indexes = []
+        pos += 1
+    else:
+        o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -295,9 +299,21 @@ def _r_OngoingPartitionReassignment_v0(data: Buffer, pos: int) -> tuple[OngoingP
     o = _new(OngoingPartitionReassignment)
     o.partition_index = _unpack_i(data, pos)[0]
     pos += 4
-    o.replicas, pos = read_prim_array(data, pos, 'i', True, False)
-    o.adding_replicas, pos = read_prim_array(data, pos, 'i', True, False)
-    o.removing_replicas, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.replicas = []
+        pos += 1
+    else:
+        o.replicas, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.adding_replicas = []
+        pos += 1
+    else:
+        o.adding_replicas, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.removing_replicas = []
+        pos += 1
+    else:
+        o.removing_replicas, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -168,8 +168,16 @@ def _w_ListTransactionsRequest_v0(o: ListTransactionsRequest, out: bytearray) ->
 
 def _r_ListTransactionsRequest_v0(data: Buffer, pos: int) -> tuple[ListTransactionsRequest, int]:
     o = _new(ListTransactionsRequest)
-    o.state_filters, pos = read_prim_array(data, pos, 's', True, False)
-    o.producer_id_filters, pos = read_prim_array(data, pos, 'q', True, False)
+    if data[pos] == 1:
+        o.state_filters = []
+        pos += 1
+    else:
+        o.state_filters, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.producer_id_filters = []
+        pos += 1
+    else:
+        o.producer_id_filters, pos = read_prim_array(data, pos, 'q', True, False)
     o.duration_filter = -1
     o.transactional_id_pattern = None
     if data[pos]:
@@ -196,8 +204,16 @@ def _w_ListTransactionsRequest_v1(o: ListTransactionsRequest, out: bytearray) ->
 
 def _r_ListTransactionsRequest_v1(data: Buffer, pos: int) -> tuple[ListTransactionsRequest, int]:
     o = _new(ListTransactionsRequest)
-    o.state_filters, pos = read_prim_array(data, pos, 's', True, False)
-    o.producer_id_filters, pos = read_prim_array(data, pos, 'q', True, False)
+    if data[pos] == 1:
+        o.state_filters = []
+        pos += 1
+    else:
+        o.state_filters, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.producer_id_filters = []
+        pos += 1
+    else:
+        o.producer_id_filters, pos = read_prim_array(data, pos, 'q', True, False)
     o.duration_filter = _unpack_q(data, pos)[0]
     pos += 8
     o.transactional_id_pattern = None
@@ -222,8 +238,16 @@ def _w_ListTransactionsRequest_v2(o: ListTransactionsRequest, out: bytearray) ->
 
 def _r_ListTransactionsRequest_v2(data: Buffer, pos: int) -> tuple[ListTransactionsRequest, int]:
     o = _new(ListTransactionsRequest)
-    o.state_filters, pos = read_prim_array(data, pos, 's', True, False)
-    o.producer_id_filters, pos = read_prim_array(data, pos, 'q', True, False)
+    if data[pos] == 1:
+        o.state_filters = []
+        pos += 1
+    else:
+        o.state_filters, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.producer_id_filters = []
+        pos += 1
+    else:
+        o.producer_id_filters, pos = read_prim_array(data, pos, 'q', True, False)
     o.duration_filter = _unpack_q(data, pos)[0]
     pos += 8
     if data[pos]:
@@ -284,7 +308,11 @@ def _r_ListTransactionsResponse_v0(data: Buffer, pos: int) -> tuple[ListTransact
     o = _new(ListTransactionsResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.unknown_state_filters, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.unknown_state_filters = []
+        pos += 1
+    else:
+        o.unknown_state_filters, pos = read_prim_array(data, pos, 's', True, False)
     if data[pos] == 1:
         o.transaction_states = []
         pos += 1

@@ -546,7 +546,11 @@ def _w_OffsetFetchRequest_v6(o: OffsetFetchRequest, out: bytearray) -> None:
 def _r_OffsetFetchRequestTopic_v6(data: Buffer, pos: int) -> tuple[OffsetFetchRequestTopic, int]:
     o = _new(OffsetFetchRequestTopic)
     o.name, pos = read_compact_string(data, pos)
-    o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partition_indexes = []
+        pos += 1
+    else:
+        o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -685,7 +689,11 @@ def _w_OffsetFetchRequest_v8(o: OffsetFetchRequest, out: bytearray) -> None:
 def _r_OffsetFetchRequestTopics_v8(data: Buffer, pos: int) -> tuple[OffsetFetchRequestTopics, int]:
     o = _new(OffsetFetchRequestTopics)
     o.name, pos = read_compact_string(data, pos)
-    o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partition_indexes = []
+        pos += 1
+    else:
+        o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
     o.topic_id = ZERO_UUID
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -910,7 +918,11 @@ def _w_OffsetFetchRequest_v10(o: OffsetFetchRequest, out: bytearray) -> None:
 def _r_OffsetFetchRequestTopics_v10(data: Buffer, pos: int) -> tuple[OffsetFetchRequestTopics, int]:
     o = _new(OffsetFetchRequestTopics)
     o.topic_id, pos = read_uuid(data, pos)
-    o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partition_indexes = []
+        pos += 1
+    else:
+        o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
     o.name = ''
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)

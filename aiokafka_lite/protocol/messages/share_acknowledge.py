@@ -376,7 +376,11 @@ def _r_AcknowledgementBatch_v1(data: Buffer, pos: int) -> tuple[AcknowledgementB
     o = _new(AcknowledgementBatch)
     o.first_offset, o.last_offset = _unpack_qq(data, pos)
     pos += 16
-    o.acknowledge_types, pos = read_prim_array(data, pos, 'b', True, False)
+    if data[pos] == 1:
+        o.acknowledge_types = []
+        pos += 1
+    else:
+        o.acknowledge_types, pos = read_prim_array(data, pos, 'b', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -531,7 +531,11 @@ def _r_AcknowledgementBatch_v1(data: Buffer, pos: int) -> tuple[AcknowledgementB
     o = _new(AcknowledgementBatch)
     o.first_offset, o.last_offset = _unpack_qq(data, pos)
     pos += 16
-    o.acknowledge_types, pos = read_prim_array(data, pos, 'b', True, False)
+    if data[pos] == 1:
+        o.acknowledge_types = []
+        pos += 1
+    else:
+        o.acknowledge_types, pos = read_prim_array(data, pos, 'b', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -594,7 +598,11 @@ def _r_FetchTopic_v1(data: Buffer, pos: int) -> tuple[FetchTopic, int]:
 def _r_ForgottenTopic_v1(data: Buffer, pos: int) -> tuple[ForgottenTopic, int]:
     o = _new(ForgottenTopic)
     o.topic_id, pos = read_uuid(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -212,7 +212,11 @@ def _r_ShareGroupHeartbeatRequest_v1(data: Buffer, pos: int) -> tuple[ShareGroup
     else:
         o.rack_id = None
         pos += 1
-    o.subscribed_topic_names, pos = read_prim_array(data, pos, 's', True, True)
+    if data[pos] == 1:
+        o.subscribed_topic_names = []
+        pos += 1
+    else:
+        o.subscribed_topic_names, pos = read_prim_array(data, pos, 's', True, True)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -265,7 +269,11 @@ def _w_ShareGroupHeartbeatResponse_v1(o: ShareGroupHeartbeatResponse, out: bytea
 def _r_TopicPartitions_v1(data: Buffer, pos: int) -> tuple[TopicPartitions, int]:
     o = _new(TopicPartitions)
     o.topic_id, pos = read_uuid(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -274,7 +274,11 @@ def _w_WriteTxnMarkersRequest_v1(o: WriteTxnMarkersRequest, out: bytearray) -> N
 def _r_WritableTxnMarkerTopic_v1(data: Buffer, pos: int) -> tuple[WritableTxnMarkerTopic, int]:
     o = _new(WritableTxnMarkerTopic)
     o.name, pos = read_compact_string(data, pos)
-    o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partition_indexes = []
+        pos += 1
+    else:
+        o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
