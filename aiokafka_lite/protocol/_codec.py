@@ -52,6 +52,10 @@ _pack_int32 = INT32.pack
 _unpack_from = struct.unpack_from
 _pack = struct.pack
 
+#: Byte values this long or longer stay out of line in a scatter buffer (protocol/scatter.py): below it,
+#: a copy costs less than a write call.
+SCATTER_MIN = 8192
+
 #: Errors a generated decoder may hit on malformed input; ``Data.decode`` turns them into ProtocolError.
 DECODE_ERRORS = (struct.error, IndexError, ValueError, UnicodeDecodeError, OverflowError, TypeError)
 
@@ -325,9 +329,26 @@ def write_compact_nullable_string(out: bytearray, value: str | None) -> None:
         write_compact_string(out, value)
 
 
+def _put_value(out: bytearray, value: Buffer) -> None:
+    """Append a byte value; a large ``bytes``/``memoryview`` headed for a scatter buffer is noted there,
+    with where it belongs, instead of copied (the buffer has ``spans``, a plain bytearray has not).
+
+    Only byte values (record batches) take this check, so every other write is the bytearray's own
+    C-level ``+=`` rather than a Python-level ``__iadd__``.
+    """
+    n = len(value)
+    if n >= SCATTER_MIN and type(value) in (bytes, memoryview):
+        spans = getattr(out, "spans", None)
+        if spans is not None:
+            spans.append((len(out), value))
+            out.size += n  # type: ignore[attr-defined]
+            return
+    out += value
+
+
 def write_bytes(out: bytearray, value: Buffer) -> None:
     out += _pack_int32(len(value))
-    out += value
+    _put_value(out, value)
 
 
 def write_nullable_bytes(out: bytearray, value: Buffer | None) -> None:
@@ -335,12 +356,12 @@ def write_nullable_bytes(out: bytearray, value: Buffer | None) -> None:
         out += b"\xff\xff\xff\xff"
     else:
         out += _pack_int32(len(value))
-        out += value
+        _put_value(out, value)
 
 
 def write_compact_bytes(out: bytearray, value: Buffer) -> None:
     write_uvarint(out, len(value) + 1)
-    out += value
+    _put_value(out, value)
 
 
 def write_compact_nullable_bytes(out: bytearray, value: Buffer | None) -> None:
@@ -348,7 +369,7 @@ def write_compact_nullable_bytes(out: bytearray, value: Buffer | None) -> None:
         out.append(0)
     else:
         write_uvarint(out, len(value) + 1)
-        out += value
+        _put_value(out, value)
 
 
 # ------------------------------------------------------------------------------------------------ arrays

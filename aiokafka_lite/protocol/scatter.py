@@ -9,21 +9,16 @@ the caller passed (the batch's ``bytes``), so the connection writes it to the so
 
 from __future__ import annotations
 
-from typing import Any
-
-from ._codec import INT32
+from ._codec import INT32, SCATTER_MIN
 
 __all__ = ["SCATTER_MIN", "encode_request_parts", "frame_size", "scatter_buffer"]
-
-#: Byte values this long or longer stay out of line (below it, a copy costs less than a write call).
-SCATTER_MIN = 8192
 
 Buffer = bytes | bytearray | memoryview
 
 
 class _ScatterBuffer(bytearray):
-    """The generated encoders append byte values with ``out += value``: large ones are noted here, with
-    where they belong, instead of copied."""
+    """A bytearray with the large byte values that belong in it noted, not copied: the byte-value writers
+    of _codec (``_put_value``) add to ``spans``; every other write is the bytearray's own."""
 
     __slots__ = ("size", "spans")
 
@@ -32,15 +27,6 @@ class _ScatterBuffer(bytearray):
         self.spans: list[tuple[int, Buffer]] = []
         #: Bytes kept out of line so far.
         self.size = 0
-
-    def __iadd__(self, value: Any) -> _ScatterBuffer:  # type: ignore[misc]  # (a bytes-like value)
-        n = len(value)
-        if n >= SCATTER_MIN and type(value) in (bytes, memoryview):
-            self.spans.append((len(self), value))
-            self.size += n
-            return self
-        self.extend(value)
-        return self
 
 
 def scatter_buffer(initial: bytes) -> _ScatterBuffer:

@@ -77,3 +77,24 @@ def test_hypothesis_round_trip_required(data: st.DataObject) -> None:
     version = data.draw(st.sampled_from(list(entry.versions)), label="version")
     seed = data.draw(st.integers(0, 2**32), label="seed")
     _roundtrip(entry, version, build(entry, version, seed))
+
+
+def test_absent_tagged_struct_default_is_a_fresh_object_per_record() -> None:
+    """The decoders build an absent tagged struct's default inline: equal to ``Cls()``, never shared."""
+    from aiokafka_lite.protocol.messages.produce import (
+        LeaderIdAndEpoch,
+        PartitionProduceResponse,
+        ProduceResponse,
+        TopicProduceResponse,
+    )
+
+    sent = ProduceResponse(responses=[TopicProduceResponse(name="t", partition_responses=[
+        PartitionProduceResponse(index=i) for i in range(2)])])
+    for version in (9, 10, 11):
+        got = ProduceResponse.decode(sent.encode(version), version)
+        a, b = got.responses[0].partition_responses
+        assert a.current_leader == b.current_leader == LeaderIdAndEpoch()
+        assert a.current_leader is not b.current_leader
+        assert a.record_errors == [] and a.record_errors is not b.record_errors
+        assert a.error_message is None and a._unknown_tagged is None
+        assert got == sent

@@ -52,7 +52,7 @@ class DecoderEmitter(BaseEmitter):
             lines.extend(self.read_field(f, v, flexible, f"o.{f.attr}", i, st, "    "))
         flush()
         for f in absent:
-            lines.append(f"    o.{f.attr} = {default_expr(f)}")
+            lines.extend(self.set_default(f, "o", "    "))
         if flexible:
             if not tagged:
                 lines.append("    if data[pos]:")
@@ -61,8 +61,13 @@ class DecoderEmitter(BaseEmitter):
                 lines.append("        o._unknown_tagged = None")
                 lines.append("        pos += 1")
             else:
+                # the common case, no tagged field present: defaults and one byte, no loop
                 for f in tagged:
-                    lines.append(f"    o.{f.attr} = {default_expr(f)}")
+                    lines.extend(self.set_default(f, "o", "    "))
+                lines.append("    if not data[pos]:")
+                lines.append("        o._unknown_tagged = None")
+                lines.append("        pos += 1")
+                lines.append("        return o, pos")
                 lines.append("    _unk: list[tuple[int, bytes]] | None = None")
                 lines.append(f"    _nt, pos = {self.use('read_tag_count')}(data, pos)")
                 lines.append("    for _ in range(_nt):")
@@ -92,6 +97,20 @@ class DecoderEmitter(BaseEmitter):
         lines.append("    return o, pos")
         return lines
 
+    def set_default(self, f: FieldSpec, target: str, ind: str, depth: int = 0) -> list[str]:
+        """``target.attr = <default>``; a struct default is built inline (``_new`` and its slots), as
+        ``Cls()`` would build it, without the keyword ``__init__`` call."""
+        st = f.struct
+        if not (f.is_struct and not f.is_array and default_expr(f) != "None" and st is not None):
+            return [f"{ind}{target}.{f.attr} = {default_expr(f)}"]
+        var = f"_d_{st.cls}"
+        lines = [f"{ind}{var} = _new({st.cls})"]
+        for sub in st.fields:
+            lines.extend(self.set_default(sub, var, ind, depth + 1))
+        lines.append(f"{ind}{var}._unknown_tagged = None")
+        lines.append(f"{ind}{target}.{f.attr} = {var}")
+        return lines
+
     def read_field(
         self, f: FieldSpec, v: int, flexible: bool, e: str, i: int, st: StructSpec, ind: str
     ) -> list[str]:
@@ -102,10 +121,26 @@ class DecoderEmitter(BaseEmitter):
         lines: list[str] = []
         if f.is_array and not f.is_struct:
             rd = self.use("read_prim_array")
-            lines.append(f"{ind}{e}, pos = {rd}(data, pos, {array_code(f.elem)!r}, {compact}, {nullable})")
+            call = f"{e}, pos = {rd}(data, pos, {array_code(f.elem)!r}, {compact}, {nullable})"
+            if compact:
+                # an empty array (offline replicas, mostly) without the call
+                lines.append(f"{ind}if data[pos] == 1:")
+                lines.append(f"{ind}    {e} = []")
+                lines.append(f"{ind}    pos += 1")
+                lines.append(f"{ind}else:")
+                lines.append(f"{ind}    {call}")
+            else:
+                lines.append(f"{ind}{call}")
             return lines
         if f.is_array:
             cnt = f"_n{i}"
+            if compact:
+                # an empty array (one byte, 1) is the common case: no call, no list building
+                lines.append(f"{ind}if data[pos] == 1:")
+                lines.append(f"{ind}    {e} = []")
+                lines.append(f"{ind}    pos += 1")
+                lines.append(f"{ind}else:")
+                ind += "    "
             lines.append(f"{ind}{cnt}, pos = {self.use(f'read_{c}array_len')}(data, pos)")
             lines.append(f"{ind}if {cnt} < 0:")
             if nullable:
@@ -143,6 +178,13 @@ class DecoderEmitter(BaseEmitter):
             lines.append(f"{ind}pos += {FIXED[t][1]}")
         elif t == "uuid":
             lines.append(f"{ind}{e}, pos = {self.use('read_uuid')}(data, pos)")
+        elif t == "string" and compact and nullable:
+            # null (one byte, 0) without a call: error messages and leaders' hosts are mostly null
+            lines.append(f"{ind}if data[pos]:")
+            lines.append(f"{ind}    {e}, pos = {self.use('read_compact_nullable_string')}(data, pos)")
+            lines.append(f"{ind}else:")
+            lines.append(f"{ind}    {e} = None")
+            lines.append(f"{ind}    pos += 1")
         elif t == "string":
             lines.append(f"{ind}{e}, pos = {self.use(f'read_{c}{n}string')}(data, pos)")
         elif t in ("bytes", "records"):

@@ -105,7 +105,15 @@ class EncoderEmitter(BaseEmitter):
                 lines.append(f"{ind}    {null.replace('out', out, 1)}")
                 lines.append(f"{ind}else:")
                 inner = ind + "    "
-            lines.append(f"{inner}{self.use(f'write_{c}array_len')}({out}, len({var}))")
+            if compact:
+                # the count inline: one byte below 127 elements, no call
+                lines.append(f"{inner}_c{i} = len({var}) + 1")
+                lines.append(f"{inner}if _c{i} < 0x80:")
+                lines.append(f"{inner}    {out}.append(_c{i})")
+                lines.append(f"{inner}else:")
+                lines.append(f"{inner}    {self.use('write_uvarint')}({out}, _c{i})")
+            else:
+                lines.append(f"{inner}{self.use(f'write_{c}array_len')}({out}, len({var}))")
             w = self.fn("w", f.struct, v)  # type: ignore[arg-type]
             lines.append(f"{inner}for _e{i} in {var}:")
             lines.append(f"{inner}    {w}(_e{i}, {out})")

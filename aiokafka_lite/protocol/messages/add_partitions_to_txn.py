@@ -17,11 +17,11 @@ from .._codec import (
     read_string,
     read_unknown_tags,
     write_array_len,
-    write_compact_array_len,
     write_compact_string,
     write_prim_array,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -359,7 +359,11 @@ def _w_AddPartitionsToTxnRequest_v3(o: AddPartitionsToTxnRequest, out: bytearray
     write_compact_string(out, o.v3_and_below_transactional_id)
     out += _pack_qh(o.v3_and_below_producer_id, o.v3_and_below_producer_epoch)
     _v4 = o.v3_and_below_topics
-    write_compact_array_len(out, len(_v4))
+    _c4 = len(_v4) + 1
+    if _c4 < 0x80:
+        out.append(_c4)
+    else:
+        write_uvarint(out, _c4)
     for _e4 in _v4:
         _w_AddPartitionsToTxnTopic_v3(_e4, out)
     if o._unknown_tagged is None:
@@ -371,7 +375,11 @@ def _w_AddPartitionsToTxnRequest_v3(o: AddPartitionsToTxnRequest, out: bytearray
 def _r_AddPartitionsToTxnTopic_v3(data: Buffer, pos: int) -> tuple[AddPartitionsToTxnTopic, int]:
     o = _new(AddPartitionsToTxnTopic)
     o.name, pos = read_compact_string(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -385,16 +393,20 @@ def _r_AddPartitionsToTxnRequest_v3(data: Buffer, pos: int) -> tuple[AddPartitio
     o.v3_and_below_transactional_id, pos = read_compact_string(data, pos)
     o.v3_and_below_producer_id, o.v3_and_below_producer_epoch = _unpack_qh(data, pos)
     pos += 10
-    _n4, pos = read_compact_array_len(data, pos)
-    if _n4 < 0:
-        raise ProtocolError("non-nullable array AddPartitionsToTxnRequest.v3_and_below_topics is null")
+    if data[pos] == 1:
+        o.v3_and_below_topics = []
+        pos += 1
     else:
-        _l4: list[AddPartitionsToTxnTopic] = []
-        _a4 = _l4.append
-        for _ in range(_n4):
-            _e4, pos = _r_AddPartitionsToTxnTopic_v3(data, pos)
-            _a4(_e4)
-        o.v3_and_below_topics = _l4
+        _n4, pos = read_compact_array_len(data, pos)
+        if _n4 < 0:
+            raise ProtocolError("non-nullable array AddPartitionsToTxnRequest.v3_and_below_topics is null")
+        else:
+            _l4: list[AddPartitionsToTxnTopic] = []
+            _a4 = _l4.append
+            for _ in range(_n4):
+                _e4, pos = _r_AddPartitionsToTxnTopic_v3(data, pos)
+                _a4(_e4)
+            o.v3_and_below_topics = _l4
     o.transactions = []
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -408,7 +420,11 @@ def _w_AddPartitionsToTxnTransaction_v4(o: AddPartitionsToTxnTransaction, out: b
     write_compact_string(out, o.transactional_id)
     out += _pack_qho(o.producer_id, o.producer_epoch, o.verify_only)
     _v4 = o.topics
-    write_compact_array_len(out, len(_v4))
+    _c4 = len(_v4) + 1
+    if _c4 < 0x80:
+        out.append(_c4)
+    else:
+        write_uvarint(out, _c4)
     for _e4 in _v4:
         _w_AddPartitionsToTxnTopic_v3(_e4, out)
     if o._unknown_tagged is None:
@@ -419,7 +435,11 @@ def _w_AddPartitionsToTxnTransaction_v4(o: AddPartitionsToTxnTransaction, out: b
 
 def _w_AddPartitionsToTxnRequest_v4(o: AddPartitionsToTxnRequest, out: bytearray) -> None:
     _v0 = o.transactions
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_AddPartitionsToTxnTransaction_v4(_e0, out)
     if o.v3_and_below_transactional_id != '':
@@ -449,16 +469,20 @@ def _r_AddPartitionsToTxnTransaction_v4(data: Buffer, pos: int) -> tuple[AddPart
     o.transactional_id, pos = read_compact_string(data, pos)
     o.producer_id, o.producer_epoch, o.verify_only = _unpack_qho(data, pos)
     pos += 11
-    _n4, pos = read_compact_array_len(data, pos)
-    if _n4 < 0:
-        raise ProtocolError("non-nullable array AddPartitionsToTxnTransaction.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l4: list[AddPartitionsToTxnTopic] = []
-        _a4 = _l4.append
-        for _ in range(_n4):
-            _e4, pos = _r_AddPartitionsToTxnTopic_v3(data, pos)
-            _a4(_e4)
-        o.topics = _l4
+        _n4, pos = read_compact_array_len(data, pos)
+        if _n4 < 0:
+            raise ProtocolError("non-nullable array AddPartitionsToTxnTransaction.topics is null")
+        else:
+            _l4: list[AddPartitionsToTxnTopic] = []
+            _a4 = _l4.append
+            for _ in range(_n4):
+                _e4, pos = _r_AddPartitionsToTxnTopic_v3(data, pos)
+                _a4(_e4)
+            o.topics = _l4
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -469,16 +493,20 @@ def _r_AddPartitionsToTxnTransaction_v4(data: Buffer, pos: int) -> tuple[AddPart
 
 def _r_AddPartitionsToTxnRequest_v4(data: Buffer, pos: int) -> tuple[AddPartitionsToTxnRequest, int]:
     o = _new(AddPartitionsToTxnRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array AddPartitionsToTxnRequest.transactions is null")
+    if data[pos] == 1:
+        o.transactions = []
+        pos += 1
     else:
-        _l0: list[AddPartitionsToTxnTransaction] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_AddPartitionsToTxnTransaction_v4(data, pos)
-            _a0(_e0)
-        o.transactions = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array AddPartitionsToTxnRequest.transactions is null")
+        else:
+            _l0: list[AddPartitionsToTxnTransaction] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_AddPartitionsToTxnTransaction_v4(data, pos)
+                _a0(_e0)
+            o.transactions = _l0
     o.v3_and_below_transactional_id = ''
     o.v3_and_below_producer_id = 0
     o.v3_and_below_producer_epoch = 0
@@ -493,7 +521,11 @@ def _r_AddPartitionsToTxnRequest_v4(data: Buffer, pos: int) -> tuple[AddPartitio
 
 def _w_AddPartitionsToTxnRequest_v5(o: AddPartitionsToTxnRequest, out: bytearray) -> None:
     _v0 = o.transactions
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_AddPartitionsToTxnTransaction_v4(_e0, out)
     if o.v3_and_below_transactional_id != '':
@@ -627,7 +659,11 @@ def _w_AddPartitionsToTxnPartitionResult_v3(o: AddPartitionsToTxnPartitionResult
 def _w_AddPartitionsToTxnTopicResult_v3(o: AddPartitionsToTxnTopicResult, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.results_by_partition
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_AddPartitionsToTxnPartitionResult_v3(_e1, out)
     if o._unknown_tagged is None:
@@ -643,7 +679,11 @@ def _w_AddPartitionsToTxnResponse_v3(o: AddPartitionsToTxnResponse, out: bytearr
             "AddPartitionsToTxnResponse.results_by_transaction: version 3 cannot carry a non-default value",
         )
     _v3 = o.results_by_topic_v3_and_below
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_AddPartitionsToTxnTopicResult_v3(_e3, out)
     if o._unknown_tagged is None:
@@ -670,16 +710,22 @@ def _r_AddPartitionsToTxnPartitionResult_v3(
 def _r_AddPartitionsToTxnTopicResult_v3(data: Buffer, pos: int) -> tuple[AddPartitionsToTxnTopicResult, int]:
     o = _new(AddPartitionsToTxnTopicResult)
     o.name, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array AddPartitionsToTxnTopicResult.results_by_partition is null")
+    if data[pos] == 1:
+        o.results_by_partition = []
+        pos += 1
     else:
-        _l1: list[AddPartitionsToTxnPartitionResult] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_AddPartitionsToTxnPartitionResult_v3(data, pos)
-            _a1(_e1)
-        o.results_by_partition = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError(
+                "non-nullable array AddPartitionsToTxnTopicResult.results_by_partition is null",
+            )
+        else:
+            _l1: list[AddPartitionsToTxnPartitionResult] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_AddPartitionsToTxnPartitionResult_v3(data, pos)
+                _a1(_e1)
+            o.results_by_partition = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -692,18 +738,22 @@ def _r_AddPartitionsToTxnResponse_v3(data: Buffer, pos: int) -> tuple[AddPartiti
     o = _new(AddPartitionsToTxnResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError(
-            "non-nullable array AddPartitionsToTxnResponse.results_by_topic_v3_and_below is null",
-        )
+    if data[pos] == 1:
+        o.results_by_topic_v3_and_below = []
+        pos += 1
     else:
-        _l3: list[AddPartitionsToTxnTopicResult] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_AddPartitionsToTxnTopicResult_v3(data, pos)
-            _a3(_e3)
-        o.results_by_topic_v3_and_below = _l3
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError(
+                "non-nullable array AddPartitionsToTxnResponse.results_by_topic_v3_and_below is null",
+            )
+        else:
+            _l3: list[AddPartitionsToTxnTopicResult] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_AddPartitionsToTxnTopicResult_v3(data, pos)
+                _a3(_e3)
+            o.results_by_topic_v3_and_below = _l3
     o.error_code = 0
     o.results_by_transaction = []
     if data[pos]:
@@ -717,7 +767,11 @@ def _r_AddPartitionsToTxnResponse_v3(data: Buffer, pos: int) -> tuple[AddPartiti
 def _w_AddPartitionsToTxnResult_v4(o: AddPartitionsToTxnResult, out: bytearray) -> None:
     write_compact_string(out, o.transactional_id)
     _v1 = o.topic_results
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_AddPartitionsToTxnTopicResult_v3(_e1, out)
     if o._unknown_tagged is None:
@@ -729,7 +783,11 @@ def _w_AddPartitionsToTxnResult_v4(o: AddPartitionsToTxnResult, out: bytearray) 
 def _w_AddPartitionsToTxnResponse_v4(o: AddPartitionsToTxnResponse, out: bytearray) -> None:
     out += _pack_ih(o.throttle_time_ms, o.error_code)
     _v2 = o.results_by_transaction
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_AddPartitionsToTxnResult_v4(_e2, out)
     if (o.results_by_topic_v3_and_below is None or len(o.results_by_topic_v3_and_below) != 0):
@@ -745,16 +803,20 @@ def _w_AddPartitionsToTxnResponse_v4(o: AddPartitionsToTxnResponse, out: bytearr
 def _r_AddPartitionsToTxnResult_v4(data: Buffer, pos: int) -> tuple[AddPartitionsToTxnResult, int]:
     o = _new(AddPartitionsToTxnResult)
     o.transactional_id, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array AddPartitionsToTxnResult.topic_results is null")
+    if data[pos] == 1:
+        o.topic_results = []
+        pos += 1
     else:
-        _l1: list[AddPartitionsToTxnTopicResult] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_AddPartitionsToTxnTopicResult_v3(data, pos)
-            _a1(_e1)
-        o.topic_results = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array AddPartitionsToTxnResult.topic_results is null")
+        else:
+            _l1: list[AddPartitionsToTxnTopicResult] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_AddPartitionsToTxnTopicResult_v3(data, pos)
+                _a1(_e1)
+            o.topic_results = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -767,16 +829,22 @@ def _r_AddPartitionsToTxnResponse_v4(data: Buffer, pos: int) -> tuple[AddPartiti
     o = _new(AddPartitionsToTxnResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array AddPartitionsToTxnResponse.results_by_transaction is null")
+    if data[pos] == 1:
+        o.results_by_transaction = []
+        pos += 1
     else:
-        _l2: list[AddPartitionsToTxnResult] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_AddPartitionsToTxnResult_v4(data, pos)
-            _a2(_e2)
-        o.results_by_transaction = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError(
+                "non-nullable array AddPartitionsToTxnResponse.results_by_transaction is null",
+            )
+        else:
+            _l2: list[AddPartitionsToTxnResult] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_AddPartitionsToTxnResult_v4(data, pos)
+                _a2(_e2)
+            o.results_by_transaction = _l2
     o.results_by_topic_v3_and_below = []
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -789,7 +857,11 @@ def _r_AddPartitionsToTxnResponse_v4(data: Buffer, pos: int) -> tuple[AddPartiti
 def _w_AddPartitionsToTxnResponse_v5(o: AddPartitionsToTxnResponse, out: bytearray) -> None:
     out += _pack_ih(o.throttle_time_ms, o.error_code)
     _v2 = o.results_by_transaction
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_AddPartitionsToTxnResult_v4(_e2, out)
     if (o.results_by_topic_v3_and_below is None or len(o.results_by_topic_v3_and_below) != 0):

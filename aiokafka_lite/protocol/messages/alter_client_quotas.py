@@ -18,12 +18,12 @@ from .._codec import (
     read_string,
     read_unknown_tags,
     write_array_len,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_nullable_string,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -341,11 +341,19 @@ def _w_OpData_v1(o: OpData, out: bytearray) -> None:
 
 def _w_AlterClientQuotasRequestEntryData_v1(o: AlterClientQuotasRequestEntryData, out: bytearray) -> None:
     _v0 = o.entity
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_AlterClientQuotasRequestEntityData_v1(_e0, out)
     _v1 = o.ops
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_OpData_v1(_e1, out)
     if o._unknown_tagged is None:
@@ -356,7 +364,11 @@ def _w_AlterClientQuotasRequestEntryData_v1(o: AlterClientQuotasRequestEntryData
 
 def _w_AlterClientQuotasRequest_v1(o: AlterClientQuotasRequest, out: bytearray) -> None:
     _v0 = o.entries
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_AlterClientQuotasRequestEntryData_v1(_e0, out)
     out += _pack_o(o.validate_only)
@@ -372,7 +384,11 @@ def _r_AlterClientQuotasRequestEntityData_v1(
 ) -> tuple[AlterClientQuotasRequestEntityData, int]:
     o = _new(AlterClientQuotasRequestEntityData)
     o.entity_type, pos = read_compact_string(data, pos)
-    o.entity_name, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.entity_name, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.entity_name = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -399,26 +415,34 @@ def _r_AlterClientQuotasRequestEntryData_v1(
     pos: int,
 ) -> tuple[AlterClientQuotasRequestEntryData, int]:
     o = _new(AlterClientQuotasRequestEntryData)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array AlterClientQuotasRequestEntryData.entity is null")
+    if data[pos] == 1:
+        o.entity = []
+        pos += 1
     else:
-        _l0: list[AlterClientQuotasRequestEntityData] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_AlterClientQuotasRequestEntityData_v1(data, pos)
-            _a0(_e0)
-        o.entity = _l0
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array AlterClientQuotasRequestEntryData.ops is null")
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array AlterClientQuotasRequestEntryData.entity is null")
+        else:
+            _l0: list[AlterClientQuotasRequestEntityData] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_AlterClientQuotasRequestEntityData_v1(data, pos)
+                _a0(_e0)
+            o.entity = _l0
+    if data[pos] == 1:
+        o.ops = []
+        pos += 1
     else:
-        _l1: list[OpData] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_OpData_v1(data, pos)
-            _a1(_e1)
-        o.ops = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array AlterClientQuotasRequestEntryData.ops is null")
+        else:
+            _l1: list[OpData] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_OpData_v1(data, pos)
+                _a1(_e1)
+            o.ops = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -429,16 +453,20 @@ def _r_AlterClientQuotasRequestEntryData_v1(
 
 def _r_AlterClientQuotasRequest_v1(data: Buffer, pos: int) -> tuple[AlterClientQuotasRequest, int]:
     o = _new(AlterClientQuotasRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array AlterClientQuotasRequest.entries is null")
+    if data[pos] == 1:
+        o.entries = []
+        pos += 1
     else:
-        _l0: list[AlterClientQuotasRequestEntryData] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_AlterClientQuotasRequestEntryData_v1(data, pos)
-            _a0(_e0)
-        o.entries = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array AlterClientQuotasRequest.entries is null")
+        else:
+            _l0: list[AlterClientQuotasRequestEntryData] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_AlterClientQuotasRequestEntryData_v1(data, pos)
+                _a0(_e0)
+            o.entries = _l0
     o.validate_only = _unpack_o(data, pos)[0]
     pos += 1
     if data[pos]:
@@ -535,7 +563,11 @@ def _w_AlterClientQuotasResponseEntryData_v1(o: AlterClientQuotasResponseEntryDa
     out += _pack_h(o.error_code)
     write_compact_nullable_string(out, o.error_message)
     _v2 = o.entity
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_AlterClientQuotasResponseEntityData_v1(_e2, out)
     if o._unknown_tagged is None:
@@ -547,7 +579,11 @@ def _w_AlterClientQuotasResponseEntryData_v1(o: AlterClientQuotasResponseEntryDa
 def _w_AlterClientQuotasResponse_v1(o: AlterClientQuotasResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.entries
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_AlterClientQuotasResponseEntryData_v1(_e1, out)
     if o._unknown_tagged is None:
@@ -562,7 +598,11 @@ def _r_AlterClientQuotasResponseEntityData_v1(
 ) -> tuple[AlterClientQuotasResponseEntityData, int]:
     o = _new(AlterClientQuotasResponseEntityData)
     o.entity_type, pos = read_compact_string(data, pos)
-    o.entity_name, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.entity_name, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.entity_name = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -578,17 +618,25 @@ def _r_AlterClientQuotasResponseEntryData_v1(
     o = _new(AlterClientQuotasResponseEntryData)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.error_message, pos = read_compact_nullable_string(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array AlterClientQuotasResponseEntryData.entity is null")
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     else:
-        _l2: list[AlterClientQuotasResponseEntityData] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_AlterClientQuotasResponseEntityData_v1(data, pos)
-            _a2(_e2)
-        o.entity = _l2
+        o.error_message = None
+        pos += 1
+    if data[pos] == 1:
+        o.entity = []
+        pos += 1
+    else:
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array AlterClientQuotasResponseEntryData.entity is null")
+        else:
+            _l2: list[AlterClientQuotasResponseEntityData] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_AlterClientQuotasResponseEntityData_v1(data, pos)
+                _a2(_e2)
+            o.entity = _l2
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -601,16 +649,20 @@ def _r_AlterClientQuotasResponse_v1(data: Buffer, pos: int) -> tuple[AlterClient
     o = _new(AlterClientQuotasResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array AlterClientQuotasResponse.entries is null")
+    if data[pos] == 1:
+        o.entries = []
+        pos += 1
     else:
-        _l1: list[AlterClientQuotasResponseEntryData] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_AlterClientQuotasResponseEntryData_v1(data, pos)
-            _a1(_e1)
-        o.entries = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array AlterClientQuotasResponse.entries is null")
+        else:
+            _l1: list[AlterClientQuotasResponseEntryData] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_AlterClientQuotasResponseEntryData_v1(data, pos)
+                _a1(_e1)
+            o.entries = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

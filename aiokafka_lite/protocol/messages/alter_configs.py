@@ -18,12 +18,12 @@ from .._codec import (
     read_string,
     read_unknown_tags,
     write_array_len,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_nullable_string,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -261,7 +261,11 @@ def _w_AlterConfigsResource_v2(o: AlterConfigsResource, out: bytearray) -> None:
     out += _pack_b(o.resource_type)
     write_compact_string(out, o.resource_name)
     _v2 = o.configs
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_AlterableConfig_v2(_e2, out)
     if o._unknown_tagged is None:
@@ -272,7 +276,11 @@ def _w_AlterConfigsResource_v2(o: AlterConfigsResource, out: bytearray) -> None:
 
 def _w_AlterConfigsRequest_v2(o: AlterConfigsRequest, out: bytearray) -> None:
     _v0 = o.resources
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_AlterConfigsResource_v2(_e0, out)
     out += _pack_o(o.validate_only)
@@ -285,7 +293,11 @@ def _w_AlterConfigsRequest_v2(o: AlterConfigsRequest, out: bytearray) -> None:
 def _r_AlterableConfig_v2(data: Buffer, pos: int) -> tuple[AlterableConfig, int]:
     o = _new(AlterableConfig)
     o.name, pos = read_compact_string(data, pos)
-    o.value, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.value, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.value = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -299,16 +311,20 @@ def _r_AlterConfigsResource_v2(data: Buffer, pos: int) -> tuple[AlterConfigsReso
     o.resource_type = _unpack_b(data, pos)[0]
     pos += 1
     o.resource_name, pos = read_compact_string(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array AlterConfigsResource.configs is null")
+    if data[pos] == 1:
+        o.configs = []
+        pos += 1
     else:
-        _l2: list[AlterableConfig] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_AlterableConfig_v2(data, pos)
-            _a2(_e2)
-        o.configs = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array AlterConfigsResource.configs is null")
+        else:
+            _l2: list[AlterableConfig] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_AlterableConfig_v2(data, pos)
+                _a2(_e2)
+            o.configs = _l2
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -319,16 +335,20 @@ def _r_AlterConfigsResource_v2(data: Buffer, pos: int) -> tuple[AlterConfigsReso
 
 def _r_AlterConfigsRequest_v2(data: Buffer, pos: int) -> tuple[AlterConfigsRequest, int]:
     o = _new(AlterConfigsRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array AlterConfigsRequest.resources is null")
+    if data[pos] == 1:
+        o.resources = []
+        pos += 1
     else:
-        _l0: list[AlterConfigsResource] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_AlterConfigsResource_v2(data, pos)
-            _a0(_e0)
-        o.resources = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array AlterConfigsRequest.resources is null")
+        else:
+            _l0: list[AlterConfigsResource] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_AlterConfigsResource_v2(data, pos)
+                _a0(_e0)
+            o.resources = _l0
     o.validate_only = _unpack_o(data, pos)[0]
     pos += 1
     if data[pos]:
@@ -398,7 +418,11 @@ def _w_AlterConfigsResourceResponse_v2(o: AlterConfigsResourceResponse, out: byt
 def _w_AlterConfigsResponse_v2(o: AlterConfigsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.responses
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_AlterConfigsResourceResponse_v2(_e1, out)
     if o._unknown_tagged is None:
@@ -411,7 +435,11 @@ def _r_AlterConfigsResourceResponse_v2(data: Buffer, pos: int) -> tuple[AlterCon
     o = _new(AlterConfigsResourceResponse)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     o.resource_type = _unpack_b(data, pos)[0]
     pos += 1
     o.resource_name, pos = read_compact_string(data, pos)
@@ -427,16 +455,20 @@ def _r_AlterConfigsResponse_v2(data: Buffer, pos: int) -> tuple[AlterConfigsResp
     o = _new(AlterConfigsResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array AlterConfigsResponse.responses is null")
+    if data[pos] == 1:
+        o.responses = []
+        pos += 1
     else:
-        _l1: list[AlterConfigsResourceResponse] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_AlterConfigsResourceResponse_v2(data, pos)
-            _a1(_e1)
-        o.responses = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array AlterConfigsResponse.responses is null")
+        else:
+            _l1: list[AlterConfigsResourceResponse] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_AlterConfigsResourceResponse_v2(data, pos)
+                _a1(_e1)
+            o.responses = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

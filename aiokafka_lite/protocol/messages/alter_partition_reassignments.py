@@ -15,11 +15,11 @@ from .._codec import (
     read_compact_string,
     read_prim_array,
     read_unknown_tags,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_prim_array,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -231,7 +231,11 @@ def _w_ReassignablePartition_v0(o: ReassignablePartition, out: bytearray) -> Non
 def _w_ReassignableTopic_v0(o: ReassignableTopic, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ReassignablePartition_v0(_e1, out)
     if o._unknown_tagged is None:
@@ -247,7 +251,11 @@ def _w_AlterPartitionReassignmentsRequest_v0(o: AlterPartitionReassignmentsReque
             "AlterPartitionReassignmentsRequest.allow_replication_factor_change: version 0 cannot carry a non-default value",
         )
     _v2 = o.topics
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_ReassignableTopic_v0(_e2, out)
     if o._unknown_tagged is None:
@@ -260,7 +268,11 @@ def _r_ReassignablePartition_v0(data: Buffer, pos: int) -> tuple[ReassignablePar
     o = _new(ReassignablePartition)
     o.partition_index = _unpack_i(data, pos)[0]
     pos += 4
-    o.replicas, pos = read_prim_array(data, pos, 'i', True, True)
+    if data[pos] == 1:
+        o.replicas = []
+        pos += 1
+    else:
+        o.replicas, pos = read_prim_array(data, pos, 'i', True, True)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -272,16 +284,20 @@ def _r_ReassignablePartition_v0(data: Buffer, pos: int) -> tuple[ReassignablePar
 def _r_ReassignableTopic_v0(data: Buffer, pos: int) -> tuple[ReassignableTopic, int]:
     o = _new(ReassignableTopic)
     o.name, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array ReassignableTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[ReassignablePartition] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_ReassignablePartition_v0(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array ReassignableTopic.partitions is null")
+        else:
+            _l1: list[ReassignablePartition] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_ReassignablePartition_v0(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -297,16 +313,20 @@ def _r_AlterPartitionReassignmentsRequest_v0(
     o = _new(AlterPartitionReassignmentsRequest)
     o.timeout_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array AlterPartitionReassignmentsRequest.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l2: list[ReassignableTopic] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_ReassignableTopic_v0(data, pos)
-            _a2(_e2)
-        o.topics = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array AlterPartitionReassignmentsRequest.topics is null")
+        else:
+            _l2: list[ReassignableTopic] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_ReassignableTopic_v0(data, pos)
+                _a2(_e2)
+            o.topics = _l2
     o.allow_replication_factor_change = True
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -319,7 +339,11 @@ def _r_AlterPartitionReassignmentsRequest_v0(
 def _w_AlterPartitionReassignmentsRequest_v1(o: AlterPartitionReassignmentsRequest, out: bytearray) -> None:
     out += _pack_io(o.timeout_ms, o.allow_replication_factor_change)
     _v2 = o.topics
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_ReassignableTopic_v0(_e2, out)
     if o._unknown_tagged is None:
@@ -335,16 +359,20 @@ def _r_AlterPartitionReassignmentsRequest_v1(
     o = _new(AlterPartitionReassignmentsRequest)
     o.timeout_ms, o.allow_replication_factor_change = _unpack_io(data, pos)
     pos += 5
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array AlterPartitionReassignmentsRequest.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l2: list[ReassignableTopic] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_ReassignableTopic_v0(data, pos)
-            _a2(_e2)
-        o.topics = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array AlterPartitionReassignmentsRequest.topics is null")
+        else:
+            _l2: list[ReassignableTopic] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_ReassignableTopic_v0(data, pos)
+                _a2(_e2)
+            o.topics = _l2
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -365,7 +393,11 @@ def _w_ReassignablePartitionResponse_v0(o: ReassignablePartitionResponse, out: b
 def _w_ReassignableTopicResponse_v0(o: ReassignableTopicResponse, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ReassignablePartitionResponse_v0(_e1, out)
     if o._unknown_tagged is None:
@@ -378,7 +410,11 @@ def _w_AlterPartitionReassignmentsResponse_v0(o: AlterPartitionReassignmentsResp
     out += _pack_ih(o.throttle_time_ms, o.error_code)
     write_compact_nullable_string(out, o.error_message)
     _v4 = o.responses
-    write_compact_array_len(out, len(_v4))
+    _c4 = len(_v4) + 1
+    if _c4 < 0x80:
+        out.append(_c4)
+    else:
+        write_uvarint(out, _c4)
     for _e4 in _v4:
         _w_ReassignableTopicResponse_v0(_e4, out)
     if o._unknown_tagged is None:
@@ -391,7 +427,11 @@ def _r_ReassignablePartitionResponse_v0(data: Buffer, pos: int) -> tuple[Reassig
     o = _new(ReassignablePartitionResponse)
     o.partition_index, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -403,16 +443,20 @@ def _r_ReassignablePartitionResponse_v0(data: Buffer, pos: int) -> tuple[Reassig
 def _r_ReassignableTopicResponse_v0(data: Buffer, pos: int) -> tuple[ReassignableTopicResponse, int]:
     o = _new(ReassignableTopicResponse)
     o.name, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array ReassignableTopicResponse.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[ReassignablePartitionResponse] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_ReassignablePartitionResponse_v0(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array ReassignableTopicResponse.partitions is null")
+        else:
+            _l1: list[ReassignablePartitionResponse] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_ReassignablePartitionResponse_v0(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -428,17 +472,25 @@ def _r_AlterPartitionReassignmentsResponse_v0(
     o = _new(AlterPartitionReassignmentsResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
-    _n4, pos = read_compact_array_len(data, pos)
-    if _n4 < 0:
-        raise ProtocolError("non-nullable array AlterPartitionReassignmentsResponse.responses is null")
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     else:
-        _l4: list[ReassignableTopicResponse] = []
-        _a4 = _l4.append
-        for _ in range(_n4):
-            _e4, pos = _r_ReassignableTopicResponse_v0(data, pos)
-            _a4(_e4)
-        o.responses = _l4
+        o.error_message = None
+        pos += 1
+    if data[pos] == 1:
+        o.responses = []
+        pos += 1
+    else:
+        _n4, pos = read_compact_array_len(data, pos)
+        if _n4 < 0:
+            raise ProtocolError("non-nullable array AlterPartitionReassignmentsResponse.responses is null")
+        else:
+            _l4: list[ReassignableTopicResponse] = []
+            _a4 = _l4.append
+            for _ in range(_n4):
+                _e4, pos = _r_ReassignableTopicResponse_v0(data, pos)
+                _a4(_e4)
+            o.responses = _l4
     o.allow_replication_factor_change = True
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -452,7 +504,11 @@ def _w_AlterPartitionReassignmentsResponse_v1(o: AlterPartitionReassignmentsResp
     out += _pack_ioh(o.throttle_time_ms, o.allow_replication_factor_change, o.error_code)
     write_compact_nullable_string(out, o.error_message)
     _v4 = o.responses
-    write_compact_array_len(out, len(_v4))
+    _c4 = len(_v4) + 1
+    if _c4 < 0x80:
+        out.append(_c4)
+    else:
+        write_uvarint(out, _c4)
     for _e4 in _v4:
         _w_ReassignableTopicResponse_v0(_e4, out)
     if o._unknown_tagged is None:
@@ -468,17 +524,25 @@ def _r_AlterPartitionReassignmentsResponse_v1(
     o = _new(AlterPartitionReassignmentsResponse)
     o.throttle_time_ms, o.allow_replication_factor_change, o.error_code = _unpack_ioh(data, pos)
     pos += 7
-    o.error_message, pos = read_compact_nullable_string(data, pos)
-    _n4, pos = read_compact_array_len(data, pos)
-    if _n4 < 0:
-        raise ProtocolError("non-nullable array AlterPartitionReassignmentsResponse.responses is null")
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     else:
-        _l4: list[ReassignableTopicResponse] = []
-        _a4 = _l4.append
-        for _ in range(_n4):
-            _e4, pos = _r_ReassignableTopicResponse_v0(data, pos)
-            _a4(_e4)
-        o.responses = _l4
+        o.error_message = None
+        pos += 1
+    if data[pos] == 1:
+        o.responses = []
+        pos += 1
+    else:
+        _n4, pos = read_compact_array_len(data, pos)
+        if _n4 < 0:
+            raise ProtocolError("non-nullable array AlterPartitionReassignmentsResponse.responses is null")
+        else:
+            _l4: list[ReassignableTopicResponse] = []
+            _a4 = _l4.append
+            for _ in range(_n4):
+                _e4, pos = _r_ReassignableTopicResponse_v0(data, pos)
+                _a4(_e4)
+            o.responses = _l4
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -17,11 +17,11 @@ from .._codec import (
     read_string,
     read_unknown_tags,
     write_array_len,
-    write_compact_array_len,
     write_compact_string,
     write_prim_array,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -254,7 +254,11 @@ def _w_AlterReplicaLogDirTopic_v2(o: AlterReplicaLogDirTopic, out: bytearray) ->
 def _w_AlterReplicaLogDir_v2(o: AlterReplicaLogDir, out: bytearray) -> None:
     write_compact_string(out, o.path)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_AlterReplicaLogDirTopic_v2(_e1, out)
     if o._unknown_tagged is None:
@@ -265,7 +269,11 @@ def _w_AlterReplicaLogDir_v2(o: AlterReplicaLogDir, out: bytearray) -> None:
 
 def _w_AlterReplicaLogDirsRequest_v2(o: AlterReplicaLogDirsRequest, out: bytearray) -> None:
     _v0 = o.dirs
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_AlterReplicaLogDir_v2(_e0, out)
     if o._unknown_tagged is None:
@@ -277,7 +285,11 @@ def _w_AlterReplicaLogDirsRequest_v2(o: AlterReplicaLogDirsRequest, out: bytearr
 def _r_AlterReplicaLogDirTopic_v2(data: Buffer, pos: int) -> tuple[AlterReplicaLogDirTopic, int]:
     o = _new(AlterReplicaLogDirTopic)
     o.name, pos = read_compact_string(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -289,16 +301,20 @@ def _r_AlterReplicaLogDirTopic_v2(data: Buffer, pos: int) -> tuple[AlterReplicaL
 def _r_AlterReplicaLogDir_v2(data: Buffer, pos: int) -> tuple[AlterReplicaLogDir, int]:
     o = _new(AlterReplicaLogDir)
     o.path, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array AlterReplicaLogDir.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[AlterReplicaLogDirTopic] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_AlterReplicaLogDirTopic_v2(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array AlterReplicaLogDir.topics is null")
+        else:
+            _l1: list[AlterReplicaLogDirTopic] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_AlterReplicaLogDirTopic_v2(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -309,16 +325,20 @@ def _r_AlterReplicaLogDir_v2(data: Buffer, pos: int) -> tuple[AlterReplicaLogDir
 
 def _r_AlterReplicaLogDirsRequest_v2(data: Buffer, pos: int) -> tuple[AlterReplicaLogDirsRequest, int]:
     o = _new(AlterReplicaLogDirsRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array AlterReplicaLogDirsRequest.dirs is null")
+    if data[pos] == 1:
+        o.dirs = []
+        pos += 1
     else:
-        _l0: list[AlterReplicaLogDir] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_AlterReplicaLogDir_v2(data, pos)
-            _a0(_e0)
-        o.dirs = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array AlterReplicaLogDirsRequest.dirs is null")
+        else:
+            _l0: list[AlterReplicaLogDir] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_AlterReplicaLogDir_v2(data, pos)
+                _a0(_e0)
+            o.dirs = _l0
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -404,7 +424,11 @@ def _w_AlterReplicaLogDirPartitionResult_v2(o: AlterReplicaLogDirPartitionResult
 def _w_AlterReplicaLogDirTopicResult_v2(o: AlterReplicaLogDirTopicResult, out: bytearray) -> None:
     write_compact_string(out, o.topic_name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_AlterReplicaLogDirPartitionResult_v2(_e1, out)
     if o._unknown_tagged is None:
@@ -416,7 +440,11 @@ def _w_AlterReplicaLogDirTopicResult_v2(o: AlterReplicaLogDirTopicResult, out: b
 def _w_AlterReplicaLogDirsResponse_v2(o: AlterReplicaLogDirsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.results
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_AlterReplicaLogDirTopicResult_v2(_e1, out)
     if o._unknown_tagged is None:
@@ -443,16 +471,20 @@ def _r_AlterReplicaLogDirPartitionResult_v2(
 def _r_AlterReplicaLogDirTopicResult_v2(data: Buffer, pos: int) -> tuple[AlterReplicaLogDirTopicResult, int]:
     o = _new(AlterReplicaLogDirTopicResult)
     o.topic_name, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array AlterReplicaLogDirTopicResult.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[AlterReplicaLogDirPartitionResult] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_AlterReplicaLogDirPartitionResult_v2(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array AlterReplicaLogDirTopicResult.partitions is null")
+        else:
+            _l1: list[AlterReplicaLogDirPartitionResult] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_AlterReplicaLogDirPartitionResult_v2(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -465,16 +497,20 @@ def _r_AlterReplicaLogDirsResponse_v2(data: Buffer, pos: int) -> tuple[AlterRepl
     o = _new(AlterReplicaLogDirsResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array AlterReplicaLogDirsResponse.results is null")
+    if data[pos] == 1:
+        o.results = []
+        pos += 1
     else:
-        _l1: list[AlterReplicaLogDirTopicResult] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_AlterReplicaLogDirTopicResult_v2(data, pos)
-            _a1(_e1)
-        o.results = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array AlterReplicaLogDirsResponse.results is null")
+        else:
+            _l1: list[AlterReplicaLogDirTopicResult] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_AlterReplicaLogDirTopicResult_v2(data, pos)
+                _a1(_e1)
+            o.results = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -17,10 +17,10 @@ from .._codec import (
     read_compact_string,
     read_unknown_tags,
     read_uuid,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -213,7 +213,11 @@ def _w_AlterShareGroupOffsetsRequestPartition_v0(
 def _w_AlterShareGroupOffsetsRequestTopic_v0(o: AlterShareGroupOffsetsRequestTopic, out: bytearray) -> None:
     write_compact_string(out, o.topic_name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_AlterShareGroupOffsetsRequestPartition_v0(_e1, out)
     if o._unknown_tagged is None:
@@ -225,7 +229,11 @@ def _w_AlterShareGroupOffsetsRequestTopic_v0(o: AlterShareGroupOffsetsRequestTop
 def _w_AlterShareGroupOffsetsRequest_v0(o: AlterShareGroupOffsetsRequest, out: bytearray) -> None:
     write_compact_string(out, o.group_id)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_AlterShareGroupOffsetsRequestTopic_v0(_e1, out)
     if o._unknown_tagged is None:
@@ -255,16 +263,20 @@ def _r_AlterShareGroupOffsetsRequestTopic_v0(
 ) -> tuple[AlterShareGroupOffsetsRequestTopic, int]:
     o = _new(AlterShareGroupOffsetsRequestTopic)
     o.topic_name, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array AlterShareGroupOffsetsRequestTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[AlterShareGroupOffsetsRequestPartition] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_AlterShareGroupOffsetsRequestPartition_v0(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array AlterShareGroupOffsetsRequestTopic.partitions is null")
+        else:
+            _l1: list[AlterShareGroupOffsetsRequestPartition] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_AlterShareGroupOffsetsRequestPartition_v0(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -276,16 +288,20 @@ def _r_AlterShareGroupOffsetsRequestTopic_v0(
 def _r_AlterShareGroupOffsetsRequest_v0(data: Buffer, pos: int) -> tuple[AlterShareGroupOffsetsRequest, int]:
     o = _new(AlterShareGroupOffsetsRequest)
     o.group_id, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array AlterShareGroupOffsetsRequest.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[AlterShareGroupOffsetsRequestTopic] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_AlterShareGroupOffsetsRequestTopic_v0(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array AlterShareGroupOffsetsRequest.topics is null")
+        else:
+            _l1: list[AlterShareGroupOffsetsRequestTopic] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_AlterShareGroupOffsetsRequestTopic_v0(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -310,7 +326,11 @@ def _w_AlterShareGroupOffsetsResponseTopic_v0(o: AlterShareGroupOffsetsResponseT
     write_compact_string(out, o.topic_name)
     out += o.topic_id.bytes
     _v2 = o.partitions
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_AlterShareGroupOffsetsResponsePartition_v0(_e2, out)
     if o._unknown_tagged is None:
@@ -323,7 +343,11 @@ def _w_AlterShareGroupOffsetsResponse_v0(o: AlterShareGroupOffsetsResponse, out:
     out += _pack_ih(o.throttle_time_ms, o.error_code)
     write_compact_nullable_string(out, o.error_message)
     _v3 = o.responses
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_AlterShareGroupOffsetsResponseTopic_v0(_e3, out)
     if o._unknown_tagged is None:
@@ -339,7 +363,11 @@ def _r_AlterShareGroupOffsetsResponsePartition_v0(
     o = _new(AlterShareGroupOffsetsResponsePartition)
     o.partition_index, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -355,16 +383,20 @@ def _r_AlterShareGroupOffsetsResponseTopic_v0(
     o = _new(AlterShareGroupOffsetsResponseTopic)
     o.topic_name, pos = read_compact_string(data, pos)
     o.topic_id, pos = read_uuid(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array AlterShareGroupOffsetsResponseTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l2: list[AlterShareGroupOffsetsResponsePartition] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_AlterShareGroupOffsetsResponsePartition_v0(data, pos)
-            _a2(_e2)
-        o.partitions = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array AlterShareGroupOffsetsResponseTopic.partitions is null")
+        else:
+            _l2: list[AlterShareGroupOffsetsResponsePartition] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_AlterShareGroupOffsetsResponsePartition_v0(data, pos)
+                _a2(_e2)
+            o.partitions = _l2
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -380,17 +412,25 @@ def _r_AlterShareGroupOffsetsResponse_v0(
     o = _new(AlterShareGroupOffsetsResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array AlterShareGroupOffsetsResponse.responses is null")
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     else:
-        _l3: list[AlterShareGroupOffsetsResponseTopic] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_AlterShareGroupOffsetsResponseTopic_v0(data, pos)
-            _a3(_e3)
-        o.responses = _l3
+        o.error_message = None
+        pos += 1
+    if data[pos] == 1:
+        o.responses = []
+        pos += 1
+    else:
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array AlterShareGroupOffsetsResponse.responses is null")
+        else:
+            _l3: list[AlterShareGroupOffsetsResponseTopic] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_AlterShareGroupOffsetsResponseTopic_v0(data, pos)
+                _a3(_e3)
+            o.responses = _l3
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -15,11 +15,11 @@ from .._codec import (
     read_compact_nullable_string,
     read_compact_string,
     read_unknown_tags,
-    write_compact_array_len,
     write_compact_bytes,
     write_compact_nullable_string,
     write_compact_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -203,11 +203,19 @@ def _w_ScramCredentialUpsertion_v0(o: ScramCredentialUpsertion, out: bytearray) 
 
 def _w_AlterUserScramCredentialsRequest_v0(o: AlterUserScramCredentialsRequest, out: bytearray) -> None:
     _v0 = o.deletions
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_ScramCredentialDeletion_v0(_e0, out)
     _v1 = o.upsertions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ScramCredentialUpsertion_v0(_e1, out)
     if o._unknown_tagged is None:
@@ -249,26 +257,34 @@ def _r_AlterUserScramCredentialsRequest_v0(
     pos: int,
 ) -> tuple[AlterUserScramCredentialsRequest, int]:
     o = _new(AlterUserScramCredentialsRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array AlterUserScramCredentialsRequest.deletions is null")
+    if data[pos] == 1:
+        o.deletions = []
+        pos += 1
     else:
-        _l0: list[ScramCredentialDeletion] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_ScramCredentialDeletion_v0(data, pos)
-            _a0(_e0)
-        o.deletions = _l0
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array AlterUserScramCredentialsRequest.upsertions is null")
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array AlterUserScramCredentialsRequest.deletions is null")
+        else:
+            _l0: list[ScramCredentialDeletion] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_ScramCredentialDeletion_v0(data, pos)
+                _a0(_e0)
+            o.deletions = _l0
+    if data[pos] == 1:
+        o.upsertions = []
+        pos += 1
     else:
-        _l1: list[ScramCredentialUpsertion] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_ScramCredentialUpsertion_v0(data, pos)
-            _a1(_e1)
-        o.upsertions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array AlterUserScramCredentialsRequest.upsertions is null")
+        else:
+            _l1: list[ScramCredentialUpsertion] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_ScramCredentialUpsertion_v0(data, pos)
+                _a1(_e1)
+            o.upsertions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -290,7 +306,11 @@ def _w_AlterUserScramCredentialsResult_v0(o: AlterUserScramCredentialsResult, ou
 def _w_AlterUserScramCredentialsResponse_v0(o: AlterUserScramCredentialsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.results
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_AlterUserScramCredentialsResult_v0(_e1, out)
     if o._unknown_tagged is None:
@@ -307,7 +327,11 @@ def _r_AlterUserScramCredentialsResult_v0(
     o.user, pos = read_compact_string(data, pos)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -323,16 +347,20 @@ def _r_AlterUserScramCredentialsResponse_v0(
     o = _new(AlterUserScramCredentialsResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array AlterUserScramCredentialsResponse.results is null")
+    if data[pos] == 1:
+        o.results = []
+        pos += 1
     else:
-        _l1: list[AlterUserScramCredentialsResult] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_AlterUserScramCredentialsResult_v0(data, pos)
-            _a1(_e1)
-        o.results = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array AlterUserScramCredentialsResponse.results is null")
+        else:
+            _l1: list[AlterUserScramCredentialsResult] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_AlterUserScramCredentialsResult_v0(data, pos)
+                _a1(_e1)
+            o.results = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

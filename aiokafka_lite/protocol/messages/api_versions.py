@@ -17,10 +17,10 @@ from .._codec import (
     read_tag_header,
     read_unknown_tags,
     write_array_len,
-    write_compact_array_len,
     write_compact_string,
     write_tags,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -355,7 +355,11 @@ def _w_FinalizedFeatureKey_v3(o: FinalizedFeatureKey, out: bytearray) -> None:
 def _w_ApiVersionsResponse_v3(o: ApiVersionsResponse, out: bytearray) -> None:
     out += _pack_h(o.error_code)
     _v1 = o.api_keys
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ApiVersion_v3(_e1, out)
     out += _pack_i(o.throttle_time_ms)
@@ -363,7 +367,11 @@ def _w_ApiVersionsResponse_v3(o: ApiVersionsResponse, out: bytearray) -> None:
     if (o.supported_features is None or len(o.supported_features) != 0):
         _b3 = bytearray()
         _v3 = o.supported_features
-        write_compact_array_len(_b3, len(_v3))
+        _c3 = len(_v3) + 1
+        if _c3 < 0x80:
+            _b3.append(_c3)
+        else:
+            write_uvarint(_b3, _c3)
         for _e3 in _v3:
             _w_SupportedFeatureKey_v3(_e3, _b3)
         _tags.append((0, _b3))
@@ -374,7 +382,11 @@ def _w_ApiVersionsResponse_v3(o: ApiVersionsResponse, out: bytearray) -> None:
     if (o.finalized_features is None or len(o.finalized_features) != 0):
         _b5 = bytearray()
         _v5 = o.finalized_features
-        write_compact_array_len(_b5, len(_v5))
+        _c5 = len(_v5) + 1
+        if _c5 < 0x80:
+            _b5.append(_c5)
+        else:
+            write_uvarint(_b5, _c5)
         for _e5 in _v5:
             _w_FinalizedFeatureKey_v3(_e5, _b5)
         _tags.append((2, _b5))
@@ -427,37 +439,49 @@ def _r_ApiVersionsResponse_v3(data: Buffer, pos: int) -> tuple[ApiVersionsRespon
     o = _new(ApiVersionsResponse)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array ApiVersionsResponse.api_keys is null")
+    if data[pos] == 1:
+        o.api_keys = []
+        pos += 1
     else:
-        _l1: list[ApiVersion] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_ApiVersion_v3(data, pos)
-            _a1(_e1)
-        o.api_keys = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array ApiVersionsResponse.api_keys is null")
+        else:
+            _l1: list[ApiVersion] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_ApiVersion_v3(data, pos)
+                _a1(_e1)
+            o.api_keys = _l1
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
     o.supported_features = []
     o.finalized_features_epoch = -1
     o.finalized_features = []
     o.zk_migration_ready = False
+    if not data[pos]:
+        o._unknown_tagged = None
+        pos += 1
+        return o, pos
     _unk: list[tuple[int, bytes]] | None = None
     _nt, pos = read_tag_count(data, pos)
     for _ in range(_nt):
         _tag, _end, pos = read_tag_header(data, pos)
         if _tag == 0:
-            _n3, pos = read_compact_array_len(data, pos)
-            if _n3 < 0:
-                raise ProtocolError("non-nullable array ApiVersionsResponse.supported_features is null")
+            if data[pos] == 1:
+                o.supported_features = []
+                pos += 1
             else:
-                _l3: list[SupportedFeatureKey] = []
-                _a3 = _l3.append
-                for _ in range(_n3):
-                    _e3, pos = _r_SupportedFeatureKey_v3(data, pos)
-                    _a3(_e3)
-                o.supported_features = _l3
+                _n3, pos = read_compact_array_len(data, pos)
+                if _n3 < 0:
+                    raise ProtocolError("non-nullable array ApiVersionsResponse.supported_features is null")
+                else:
+                    _l3: list[SupportedFeatureKey] = []
+                    _a3 = _l3.append
+                    for _ in range(_n3):
+                        _e3, pos = _r_SupportedFeatureKey_v3(data, pos)
+                        _a3(_e3)
+                    o.supported_features = _l3
             if pos != _end:
                 raise ProtocolError("tagged field ApiVersionsResponse.supported_features has the wrong size")
         elif _tag == 1:
@@ -468,16 +492,20 @@ def _r_ApiVersionsResponse_v3(data: Buffer, pos: int) -> tuple[ApiVersionsRespon
                     "tagged field ApiVersionsResponse.finalized_features_epoch has the wrong size",
                 )
         elif _tag == 2:
-            _n5, pos = read_compact_array_len(data, pos)
-            if _n5 < 0:
-                raise ProtocolError("non-nullable array ApiVersionsResponse.finalized_features is null")
+            if data[pos] == 1:
+                o.finalized_features = []
+                pos += 1
             else:
-                _l5: list[FinalizedFeatureKey] = []
-                _a5 = _l5.append
-                for _ in range(_n5):
-                    _e5, pos = _r_FinalizedFeatureKey_v3(data, pos)
-                    _a5(_e5)
-                o.finalized_features = _l5
+                _n5, pos = read_compact_array_len(data, pos)
+                if _n5 < 0:
+                    raise ProtocolError("non-nullable array ApiVersionsResponse.finalized_features is null")
+                else:
+                    _l5: list[FinalizedFeatureKey] = []
+                    _a5 = _l5.append
+                    for _ in range(_n5):
+                        _e5, pos = _r_FinalizedFeatureKey_v3(data, pos)
+                        _a5(_e5)
+                    o.finalized_features = _l5
             if pos != _end:
                 raise ProtocolError("tagged field ApiVersionsResponse.finalized_features has the wrong size")
         elif _tag == 3:

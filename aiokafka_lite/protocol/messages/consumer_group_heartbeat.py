@@ -18,11 +18,11 @@ from .._codec import (
     read_prim_array,
     read_unknown_tags,
     read_uuid,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_prim_array,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -273,7 +273,11 @@ def _w_ConsumerGroupHeartbeatRequest_v0(o: ConsumerGroupHeartbeatRequest, out: b
     if _v9 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v9))
+        _c9 = len(_v9) + 1
+        if _c9 < 0x80:
+            out.append(_c9)
+        else:
+            write_uvarint(out, _c9)
         for _e9 in _v9:
             _w_ConsumerGroupHeartbeatRequestTopicPartitions_v0(_e9, out)
     if o._unknown_tagged is None:
@@ -288,7 +292,11 @@ def _r_ConsumerGroupHeartbeatRequestTopicPartitions_v0(
 ) -> tuple[ConsumerGroupHeartbeatRequestTopicPartitions, int]:
     o = _new(ConsumerGroupHeartbeatRequestTopicPartitions)
     o.topic_id, pos = read_uuid(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -303,22 +311,42 @@ def _r_ConsumerGroupHeartbeatRequest_v0(data: Buffer, pos: int) -> tuple[Consume
     o.member_id, pos = read_compact_string(data, pos)
     o.member_epoch = _unpack_i(data, pos)[0]
     pos += 4
-    o.instance_id, pos = read_compact_nullable_string(data, pos)
-    o.rack_id, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.instance_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.instance_id = None
+        pos += 1
+    if data[pos]:
+        o.rack_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.rack_id = None
+        pos += 1
     o.rebalance_timeout_ms = _unpack_i(data, pos)[0]
     pos += 4
-    o.subscribed_topic_names, pos = read_prim_array(data, pos, 's', True, True)
-    o.server_assignor, pos = read_compact_nullable_string(data, pos)
-    _n9, pos = read_compact_array_len(data, pos)
-    if _n9 < 0:
-        o.topic_partitions = None
+    if data[pos] == 1:
+        o.subscribed_topic_names = []
+        pos += 1
     else:
-        _l9: list[ConsumerGroupHeartbeatRequestTopicPartitions] = []
-        _a9 = _l9.append
-        for _ in range(_n9):
-            _e9, pos = _r_ConsumerGroupHeartbeatRequestTopicPartitions_v0(data, pos)
-            _a9(_e9)
-        o.topic_partitions = _l9
+        o.subscribed_topic_names, pos = read_prim_array(data, pos, 's', True, True)
+    if data[pos]:
+        o.server_assignor, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.server_assignor = None
+        pos += 1
+    if data[pos] == 1:
+        o.topic_partitions = []
+        pos += 1
+    else:
+        _n9, pos = read_compact_array_len(data, pos)
+        if _n9 < 0:
+            o.topic_partitions = None
+        else:
+            _l9: list[ConsumerGroupHeartbeatRequestTopicPartitions] = []
+            _a9 = _l9.append
+            for _ in range(_n9):
+                _e9, pos = _r_ConsumerGroupHeartbeatRequestTopicPartitions_v0(data, pos)
+                _a9(_e9)
+            o.topic_partitions = _l9
     o.subscribed_topic_regex = None
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -342,7 +370,11 @@ def _w_ConsumerGroupHeartbeatRequest_v1(o: ConsumerGroupHeartbeatRequest, out: b
     if _v9 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v9))
+        _c9 = len(_v9) + 1
+        if _c9 < 0x80:
+            out.append(_c9)
+        else:
+            write_uvarint(out, _c9)
         for _e9 in _v9:
             _w_ConsumerGroupHeartbeatRequestTopicPartitions_v0(_e9, out)
     if o._unknown_tagged is None:
@@ -357,23 +389,47 @@ def _r_ConsumerGroupHeartbeatRequest_v1(data: Buffer, pos: int) -> tuple[Consume
     o.member_id, pos = read_compact_string(data, pos)
     o.member_epoch = _unpack_i(data, pos)[0]
     pos += 4
-    o.instance_id, pos = read_compact_nullable_string(data, pos)
-    o.rack_id, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.instance_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.instance_id = None
+        pos += 1
+    if data[pos]:
+        o.rack_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.rack_id = None
+        pos += 1
     o.rebalance_timeout_ms = _unpack_i(data, pos)[0]
     pos += 4
-    o.subscribed_topic_names, pos = read_prim_array(data, pos, 's', True, True)
-    o.subscribed_topic_regex, pos = read_compact_nullable_string(data, pos)
-    o.server_assignor, pos = read_compact_nullable_string(data, pos)
-    _n9, pos = read_compact_array_len(data, pos)
-    if _n9 < 0:
-        o.topic_partitions = None
+    if data[pos] == 1:
+        o.subscribed_topic_names = []
+        pos += 1
     else:
-        _l9: list[ConsumerGroupHeartbeatRequestTopicPartitions] = []
-        _a9 = _l9.append
-        for _ in range(_n9):
-            _e9, pos = _r_ConsumerGroupHeartbeatRequestTopicPartitions_v0(data, pos)
-            _a9(_e9)
-        o.topic_partitions = _l9
+        o.subscribed_topic_names, pos = read_prim_array(data, pos, 's', True, True)
+    if data[pos]:
+        o.subscribed_topic_regex, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.subscribed_topic_regex = None
+        pos += 1
+    if data[pos]:
+        o.server_assignor, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.server_assignor = None
+        pos += 1
+    if data[pos] == 1:
+        o.topic_partitions = []
+        pos += 1
+    else:
+        _n9, pos = read_compact_array_len(data, pos)
+        if _n9 < 0:
+            o.topic_partitions = None
+        else:
+            _l9: list[ConsumerGroupHeartbeatRequestTopicPartitions] = []
+            _a9 = _l9.append
+            for _ in range(_n9):
+                _e9, pos = _r_ConsumerGroupHeartbeatRequestTopicPartitions_v0(data, pos)
+                _a9(_e9)
+            o.topic_partitions = _l9
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -396,7 +452,11 @@ def _w_ConsumerGroupHeartbeatResponseTopicPartitions_v0(
 
 def _w_Assignment_v0(o: Assignment, out: bytearray) -> None:
     _v0 = o.topic_partitions
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_ConsumerGroupHeartbeatResponseTopicPartitions_v0(_e0, out)
     if o._unknown_tagged is None:
@@ -428,7 +488,11 @@ def _r_ConsumerGroupHeartbeatResponseTopicPartitions_v0(
 ) -> tuple[ConsumerGroupHeartbeatResponseTopicPartitions, int]:
     o = _new(ConsumerGroupHeartbeatResponseTopicPartitions)
     o.topic_id, pos = read_uuid(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -439,16 +503,20 @@ def _r_ConsumerGroupHeartbeatResponseTopicPartitions_v0(
 
 def _r_Assignment_v0(data: Buffer, pos: int) -> tuple[Assignment, int]:
     o = _new(Assignment)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array Assignment.topic_partitions is null")
+    if data[pos] == 1:
+        o.topic_partitions = []
+        pos += 1
     else:
-        _l0: list[ConsumerGroupHeartbeatResponseTopicPartitions] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_ConsumerGroupHeartbeatResponseTopicPartitions_v0(data, pos)
-            _a0(_e0)
-        o.topic_partitions = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array Assignment.topic_partitions is null")
+        else:
+            _l0: list[ConsumerGroupHeartbeatResponseTopicPartitions] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_ConsumerGroupHeartbeatResponseTopicPartitions_v0(data, pos)
+                _a0(_e0)
+            o.topic_partitions = _l0
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -464,8 +532,16 @@ def _r_ConsumerGroupHeartbeatResponse_v0(
     o = _new(ConsumerGroupHeartbeatResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
-    o.member_id, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
+    if data[pos]:
+        o.member_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.member_id = None
+        pos += 1
     o.member_epoch, o.heartbeat_interval_ms = _unpack_ii(data, pos)
     pos += 8
     if data[pos] & 0x80:

@@ -18,12 +18,12 @@ from .._codec import (
     read_string,
     read_unknown_tags,
     write_array_len,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_nullable_string,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -232,7 +232,11 @@ def _w_AclCreation_v2(o: AclCreation, out: bytearray) -> None:
 
 def _w_CreateAclsRequest_v2(o: CreateAclsRequest, out: bytearray) -> None:
     _v0 = o.creations
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_AclCreation_v2(_e0, out)
     if o._unknown_tagged is None:
@@ -262,16 +266,20 @@ def _r_AclCreation_v2(data: Buffer, pos: int) -> tuple[AclCreation, int]:
 
 def _r_CreateAclsRequest_v2(data: Buffer, pos: int) -> tuple[CreateAclsRequest, int]:
     o = _new(CreateAclsRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array CreateAclsRequest.creations is null")
+    if data[pos] == 1:
+        o.creations = []
+        pos += 1
     else:
-        _l0: list[AclCreation] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_AclCreation_v2(data, pos)
-            _a0(_e0)
-        o.creations = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array CreateAclsRequest.creations is null")
+        else:
+            _l0: list[AclCreation] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_AclCreation_v2(data, pos)
+                _a0(_e0)
+            o.creations = _l0
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -332,7 +340,11 @@ def _w_AclCreationResult_v2(o: AclCreationResult, out: bytearray) -> None:
 def _w_CreateAclsResponse_v2(o: CreateAclsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.results
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_AclCreationResult_v2(_e1, out)
     if o._unknown_tagged is None:
@@ -345,7 +357,11 @@ def _r_AclCreationResult_v2(data: Buffer, pos: int) -> tuple[AclCreationResult, 
     o = _new(AclCreationResult)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -358,16 +374,20 @@ def _r_CreateAclsResponse_v2(data: Buffer, pos: int) -> tuple[CreateAclsResponse
     o = _new(CreateAclsResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array CreateAclsResponse.results is null")
+    if data[pos] == 1:
+        o.results = []
+        pos += 1
     else:
-        _l1: list[AclCreationResult] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_AclCreationResult_v2(data, pos)
-            _a1(_e1)
-        o.results = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array CreateAclsResponse.results is null")
+        else:
+            _l1: list[AclCreationResult] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_AclCreationResult_v2(data, pos)
+                _a1(_e1)
+            o.results = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -19,13 +19,13 @@ from .._codec import (
     read_string,
     read_unknown_tags,
     write_array_len,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_nullable_string,
     write_prim_array,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -259,7 +259,11 @@ def _w_CreatePartitionsTopic_v2(o: CreatePartitionsTopic, out: bytearray) -> Non
     if _v2 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v2))
+        _c2 = len(_v2) + 1
+        if _c2 < 0x80:
+            out.append(_c2)
+        else:
+            write_uvarint(out, _c2)
         for _e2 in _v2:
             _w_CreatePartitionsAssignment_v2(_e2, out)
     if o._unknown_tagged is None:
@@ -270,7 +274,11 @@ def _w_CreatePartitionsTopic_v2(o: CreatePartitionsTopic, out: bytearray) -> Non
 
 def _w_CreatePartitionsRequest_v2(o: CreatePartitionsRequest, out: bytearray) -> None:
     _v0 = o.topics
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_CreatePartitionsTopic_v2(_e0, out)
     out += _pack_io(o.timeout_ms, o.validate_only)
@@ -282,7 +290,11 @@ def _w_CreatePartitionsRequest_v2(o: CreatePartitionsRequest, out: bytearray) ->
 
 def _r_CreatePartitionsAssignment_v2(data: Buffer, pos: int) -> tuple[CreatePartitionsAssignment, int]:
     o = _new(CreatePartitionsAssignment)
-    o.broker_ids, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.broker_ids = []
+        pos += 1
+    else:
+        o.broker_ids, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -296,16 +308,20 @@ def _r_CreatePartitionsTopic_v2(data: Buffer, pos: int) -> tuple[CreatePartition
     o.name, pos = read_compact_string(data, pos)
     o.count = _unpack_i(data, pos)[0]
     pos += 4
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        o.assignments = None
+    if data[pos] == 1:
+        o.assignments = []
+        pos += 1
     else:
-        _l2: list[CreatePartitionsAssignment] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_CreatePartitionsAssignment_v2(data, pos)
-            _a2(_e2)
-        o.assignments = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            o.assignments = None
+        else:
+            _l2: list[CreatePartitionsAssignment] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_CreatePartitionsAssignment_v2(data, pos)
+                _a2(_e2)
+            o.assignments = _l2
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -316,16 +332,20 @@ def _r_CreatePartitionsTopic_v2(data: Buffer, pos: int) -> tuple[CreatePartition
 
 def _r_CreatePartitionsRequest_v2(data: Buffer, pos: int) -> tuple[CreatePartitionsRequest, int]:
     o = _new(CreatePartitionsRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array CreatePartitionsRequest.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l0: list[CreatePartitionsTopic] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_CreatePartitionsTopic_v2(data, pos)
-            _a0(_e0)
-        o.topics = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array CreatePartitionsRequest.topics is null")
+        else:
+            _l0: list[CreatePartitionsTopic] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_CreatePartitionsTopic_v2(data, pos)
+                _a0(_e0)
+            o.topics = _l0
     o.timeout_ms, o.validate_only = _unpack_io(data, pos)
     pos += 5
     if data[pos]:
@@ -391,7 +411,11 @@ def _w_CreatePartitionsTopicResult_v2(o: CreatePartitionsTopicResult, out: bytea
 def _w_CreatePartitionsResponse_v2(o: CreatePartitionsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.results
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_CreatePartitionsTopicResult_v2(_e1, out)
     if o._unknown_tagged is None:
@@ -405,7 +429,11 @@ def _r_CreatePartitionsTopicResult_v2(data: Buffer, pos: int) -> tuple[CreatePar
     o.name, pos = read_compact_string(data, pos)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -418,16 +446,20 @@ def _r_CreatePartitionsResponse_v2(data: Buffer, pos: int) -> tuple[CreatePartit
     o = _new(CreatePartitionsResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array CreatePartitionsResponse.results is null")
+    if data[pos] == 1:
+        o.results = []
+        pos += 1
     else:
-        _l1: list[CreatePartitionsTopicResult] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_CreatePartitionsTopicResult_v2(data, pos)
-            _a1(_e1)
-        o.results = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array CreatePartitionsResponse.results is null")
+        else:
+            _l1: list[CreatePartitionsTopicResult] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_CreatePartitionsTopicResult_v2(data, pos)
+                _a1(_e1)
+            o.results = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

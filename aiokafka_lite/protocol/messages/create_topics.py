@@ -24,7 +24,6 @@ from .._codec import (
     read_unknown_tags,
     read_uuid,
     write_array_len,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_nullable_string,
@@ -32,6 +31,7 @@ from .._codec import (
     write_string,
     write_tags,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -410,11 +410,19 @@ def _w_CreatableTopic_v5(o: CreatableTopic, out: bytearray) -> None:
     write_compact_string(out, o.name)
     out += _pack_ih(o.num_partitions, o.replication_factor)
     _v3 = o.assignments
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_CreatableReplicaAssignment_v5(_e3, out)
     _v4 = o.configs
-    write_compact_array_len(out, len(_v4))
+    _c4 = len(_v4) + 1
+    if _c4 < 0x80:
+        out.append(_c4)
+    else:
+        write_uvarint(out, _c4)
     for _e4 in _v4:
         _w_CreatableTopicConfig_v5(_e4, out)
     if o._unknown_tagged is None:
@@ -425,7 +433,11 @@ def _w_CreatableTopic_v5(o: CreatableTopic, out: bytearray) -> None:
 
 def _w_CreateTopicsRequest_v5(o: CreateTopicsRequest, out: bytearray) -> None:
     _v0 = o.topics
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_CreatableTopic_v5(_e0, out)
     out += _pack_io(o.timeout_ms, o.validate_only)
@@ -439,7 +451,11 @@ def _r_CreatableReplicaAssignment_v5(data: Buffer, pos: int) -> tuple[CreatableR
     o = _new(CreatableReplicaAssignment)
     o.partition_index = _unpack_i(data, pos)[0]
     pos += 4
-    o.broker_ids, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.broker_ids = []
+        pos += 1
+    else:
+        o.broker_ids, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -451,7 +467,11 @@ def _r_CreatableReplicaAssignment_v5(data: Buffer, pos: int) -> tuple[CreatableR
 def _r_CreatableTopicConfig_v5(data: Buffer, pos: int) -> tuple[CreatableTopicConfig, int]:
     o = _new(CreatableTopicConfig)
     o.name, pos = read_compact_string(data, pos)
-    o.value, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.value, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.value = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -465,26 +485,34 @@ def _r_CreatableTopic_v5(data: Buffer, pos: int) -> tuple[CreatableTopic, int]:
     o.name, pos = read_compact_string(data, pos)
     o.num_partitions, o.replication_factor = _unpack_ih(data, pos)
     pos += 6
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array CreatableTopic.assignments is null")
+    if data[pos] == 1:
+        o.assignments = []
+        pos += 1
     else:
-        _l3: list[CreatableReplicaAssignment] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_CreatableReplicaAssignment_v5(data, pos)
-            _a3(_e3)
-        o.assignments = _l3
-    _n4, pos = read_compact_array_len(data, pos)
-    if _n4 < 0:
-        raise ProtocolError("non-nullable array CreatableTopic.configs is null")
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array CreatableTopic.assignments is null")
+        else:
+            _l3: list[CreatableReplicaAssignment] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_CreatableReplicaAssignment_v5(data, pos)
+                _a3(_e3)
+            o.assignments = _l3
+    if data[pos] == 1:
+        o.configs = []
+        pos += 1
     else:
-        _l4: list[CreatableTopicConfig] = []
-        _a4 = _l4.append
-        for _ in range(_n4):
-            _e4, pos = _r_CreatableTopicConfig_v5(data, pos)
-            _a4(_e4)
-        o.configs = _l4
+        _n4, pos = read_compact_array_len(data, pos)
+        if _n4 < 0:
+            raise ProtocolError("non-nullable array CreatableTopic.configs is null")
+        else:
+            _l4: list[CreatableTopicConfig] = []
+            _a4 = _l4.append
+            for _ in range(_n4):
+                _e4, pos = _r_CreatableTopicConfig_v5(data, pos)
+                _a4(_e4)
+            o.configs = _l4
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -495,16 +523,20 @@ def _r_CreatableTopic_v5(data: Buffer, pos: int) -> tuple[CreatableTopic, int]:
 
 def _r_CreateTopicsRequest_v5(data: Buffer, pos: int) -> tuple[CreateTopicsRequest, int]:
     o = _new(CreateTopicsRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array CreateTopicsRequest.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l0: list[CreatableTopic] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_CreatableTopic_v5(data, pos)
-            _a0(_e0)
-        o.topics = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array CreateTopicsRequest.topics is null")
+        else:
+            _l0: list[CreatableTopic] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_CreatableTopic_v5(data, pos)
+                _a0(_e0)
+            o.topics = _l0
     o.timeout_ms, o.validate_only = _unpack_io(data, pos)
     pos += 5
     if data[pos]:
@@ -581,7 +613,11 @@ def _w_CreatableTopicResult_v5(o: CreatableTopicResult, out: bytearray) -> None:
     if _v7 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v7))
+        _c7 = len(_v7) + 1
+        if _c7 < 0x80:
+            out.append(_c7)
+        else:
+            write_uvarint(out, _c7)
         for _e7 in _v7:
             _w_CreatableTopicConfigs_v5(_e7, out)
     _tags: list[tuple[int, Buffer]] = []
@@ -595,7 +631,11 @@ def _w_CreatableTopicResult_v5(o: CreatableTopicResult, out: bytearray) -> None:
 def _w_CreateTopicsResponse_v5(o: CreateTopicsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_CreatableTopicResult_v5(_e1, out)
     if o._unknown_tagged is None:
@@ -607,7 +647,11 @@ def _w_CreateTopicsResponse_v5(o: CreateTopicsResponse, out: bytearray) -> None:
 def _r_CreatableTopicConfigs_v5(data: Buffer, pos: int) -> tuple[CreatableTopicConfigs, int]:
     o = _new(CreatableTopicConfigs)
     o.name, pos = read_compact_string(data, pos)
-    o.value, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.value, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.value = None
+        pos += 1
     o.read_only, o.config_source, o.is_sensitive = _unpack_obo(data, pos)
     pos += 3
     if data[pos]:
@@ -623,21 +667,33 @@ def _r_CreatableTopicResult_v5(data: Buffer, pos: int) -> tuple[CreatableTopicRe
     o.name, pos = read_compact_string(data, pos)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     o.num_partitions, o.replication_factor = _unpack_ih(data, pos)
     pos += 6
-    _n7, pos = read_compact_array_len(data, pos)
-    if _n7 < 0:
-        o.configs = None
+    if data[pos] == 1:
+        o.configs = []
+        pos += 1
     else:
-        _l7: list[CreatableTopicConfigs] = []
-        _a7 = _l7.append
-        for _ in range(_n7):
-            _e7, pos = _r_CreatableTopicConfigs_v5(data, pos)
-            _a7(_e7)
-        o.configs = _l7
+        _n7, pos = read_compact_array_len(data, pos)
+        if _n7 < 0:
+            o.configs = None
+        else:
+            _l7: list[CreatableTopicConfigs] = []
+            _a7 = _l7.append
+            for _ in range(_n7):
+                _e7, pos = _r_CreatableTopicConfigs_v5(data, pos)
+                _a7(_e7)
+            o.configs = _l7
     o.topic_id = ZERO_UUID
     o.topic_config_error_code = 0
+    if not data[pos]:
+        o._unknown_tagged = None
+        pos += 1
+        return o, pos
     _unk: list[tuple[int, bytes]] | None = None
     _nt, pos = read_tag_count(data, pos)
     for _ in range(_nt):
@@ -662,16 +718,20 @@ def _r_CreateTopicsResponse_v5(data: Buffer, pos: int) -> tuple[CreateTopicsResp
     o = _new(CreateTopicsResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array CreateTopicsResponse.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[CreatableTopicResult] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_CreatableTopicResult_v5(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array CreateTopicsResponse.topics is null")
+        else:
+            _l1: list[CreatableTopicResult] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_CreatableTopicResult_v5(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -690,7 +750,11 @@ def _w_CreatableTopicResult_v7(o: CreatableTopicResult, out: bytearray) -> None:
     if _v7 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v7))
+        _c7 = len(_v7) + 1
+        if _c7 < 0x80:
+            out.append(_c7)
+        else:
+            write_uvarint(out, _c7)
         for _e7 in _v7:
             _w_CreatableTopicConfigs_v5(_e7, out)
     _tags: list[tuple[int, Buffer]] = []
@@ -704,7 +768,11 @@ def _w_CreatableTopicResult_v7(o: CreatableTopicResult, out: bytearray) -> None:
 def _w_CreateTopicsResponse_v7(o: CreateTopicsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_CreatableTopicResult_v7(_e1, out)
     if o._unknown_tagged is None:
@@ -719,20 +787,32 @@ def _r_CreatableTopicResult_v7(data: Buffer, pos: int) -> tuple[CreatableTopicRe
     o.topic_id, pos = read_uuid(data, pos)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     o.num_partitions, o.replication_factor = _unpack_ih(data, pos)
     pos += 6
-    _n7, pos = read_compact_array_len(data, pos)
-    if _n7 < 0:
-        o.configs = None
+    if data[pos] == 1:
+        o.configs = []
+        pos += 1
     else:
-        _l7: list[CreatableTopicConfigs] = []
-        _a7 = _l7.append
-        for _ in range(_n7):
-            _e7, pos = _r_CreatableTopicConfigs_v5(data, pos)
-            _a7(_e7)
-        o.configs = _l7
+        _n7, pos = read_compact_array_len(data, pos)
+        if _n7 < 0:
+            o.configs = None
+        else:
+            _l7: list[CreatableTopicConfigs] = []
+            _a7 = _l7.append
+            for _ in range(_n7):
+                _e7, pos = _r_CreatableTopicConfigs_v5(data, pos)
+                _a7(_e7)
+            o.configs = _l7
     o.topic_config_error_code = 0
+    if not data[pos]:
+        o._unknown_tagged = None
+        pos += 1
+        return o, pos
     _unk: list[tuple[int, bytes]] | None = None
     _nt, pos = read_tag_count(data, pos)
     for _ in range(_nt):
@@ -757,16 +837,20 @@ def _r_CreateTopicsResponse_v7(data: Buffer, pos: int) -> tuple[CreateTopicsResp
     o = _new(CreateTopicsResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array CreateTopicsResponse.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[CreatableTopicResult] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_CreatableTopicResult_v7(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array CreateTopicsResponse.topics is null")
+        else:
+            _l1: list[CreatableTopicResult] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_CreatableTopicResult_v7(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -18,12 +18,12 @@ from .._codec import (
     read_string,
     read_unknown_tags,
     write_array_len,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_nullable_string,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -299,7 +299,11 @@ def _w_DeleteAclsFilter_v2(o: DeleteAclsFilter, out: bytearray) -> None:
 
 def _w_DeleteAclsRequest_v2(o: DeleteAclsRequest, out: bytearray) -> None:
     _v0 = o.filters
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_DeleteAclsFilter_v2(_e0, out)
     if o._unknown_tagged is None:
@@ -312,11 +316,23 @@ def _r_DeleteAclsFilter_v2(data: Buffer, pos: int) -> tuple[DeleteAclsFilter, in
     o = _new(DeleteAclsFilter)
     o.resource_type_filter = _unpack_b(data, pos)[0]
     pos += 1
-    o.resource_name_filter, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.resource_name_filter, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.resource_name_filter = None
+        pos += 1
     o.pattern_type_filter = _unpack_b(data, pos)[0]
     pos += 1
-    o.principal_filter, pos = read_compact_nullable_string(data, pos)
-    o.host_filter, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.principal_filter, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.principal_filter = None
+        pos += 1
+    if data[pos]:
+        o.host_filter, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.host_filter = None
+        pos += 1
     o.operation, o.permission_type = _unpack_bb(data, pos)
     pos += 2
     if data[pos]:
@@ -329,16 +345,20 @@ def _r_DeleteAclsFilter_v2(data: Buffer, pos: int) -> tuple[DeleteAclsFilter, in
 
 def _r_DeleteAclsRequest_v2(data: Buffer, pos: int) -> tuple[DeleteAclsRequest, int]:
     o = _new(DeleteAclsRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array DeleteAclsRequest.filters is null")
+    if data[pos] == 1:
+        o.filters = []
+        pos += 1
     else:
-        _l0: list[DeleteAclsFilter] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_DeleteAclsFilter_v2(data, pos)
-            _a0(_e0)
-        o.filters = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array DeleteAclsRequest.filters is null")
+        else:
+            _l0: list[DeleteAclsFilter] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_DeleteAclsFilter_v2(data, pos)
+                _a0(_e0)
+            o.filters = _l0
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -449,7 +469,11 @@ def _w_DeleteAclsFilterResult_v2(o: DeleteAclsFilterResult, out: bytearray) -> N
     out += _pack_h(o.error_code)
     write_compact_nullable_string(out, o.error_message)
     _v2 = o.matching_acls
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_DeleteAclsMatchingAcl_v2(_e2, out)
     if o._unknown_tagged is None:
@@ -461,7 +485,11 @@ def _w_DeleteAclsFilterResult_v2(o: DeleteAclsFilterResult, out: bytearray) -> N
 def _w_DeleteAclsResponse_v2(o: DeleteAclsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.filter_results
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_DeleteAclsFilterResult_v2(_e1, out)
     if o._unknown_tagged is None:
@@ -474,7 +502,11 @@ def _r_DeleteAclsMatchingAcl_v2(data: Buffer, pos: int) -> tuple[DeleteAclsMatch
     o = _new(DeleteAclsMatchingAcl)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     o.resource_type = _unpack_b(data, pos)[0]
     pos += 1
     o.resource_name, pos = read_compact_string(data, pos)
@@ -496,17 +528,25 @@ def _r_DeleteAclsFilterResult_v2(data: Buffer, pos: int) -> tuple[DeleteAclsFilt
     o = _new(DeleteAclsFilterResult)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.error_message, pos = read_compact_nullable_string(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array DeleteAclsFilterResult.matching_acls is null")
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     else:
-        _l2: list[DeleteAclsMatchingAcl] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_DeleteAclsMatchingAcl_v2(data, pos)
-            _a2(_e2)
-        o.matching_acls = _l2
+        o.error_message = None
+        pos += 1
+    if data[pos] == 1:
+        o.matching_acls = []
+        pos += 1
+    else:
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array DeleteAclsFilterResult.matching_acls is null")
+        else:
+            _l2: list[DeleteAclsMatchingAcl] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_DeleteAclsMatchingAcl_v2(data, pos)
+                _a2(_e2)
+            o.matching_acls = _l2
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -519,16 +559,20 @@ def _r_DeleteAclsResponse_v2(data: Buffer, pos: int) -> tuple[DeleteAclsResponse
     o = _new(DeleteAclsResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DeleteAclsResponse.filter_results is null")
+    if data[pos] == 1:
+        o.filter_results = []
+        pos += 1
     else:
-        _l1: list[DeleteAclsFilterResult] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DeleteAclsFilterResult_v2(data, pos)
-            _a1(_e1)
-        o.filter_results = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DeleteAclsResponse.filter_results is null")
+        else:
+            _l1: list[DeleteAclsFilterResult] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DeleteAclsFilterResult_v2(data, pos)
+                _a1(_e1)
+            o.filter_results = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

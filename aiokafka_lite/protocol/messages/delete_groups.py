@@ -17,11 +17,11 @@ from .._codec import (
     read_string,
     read_unknown_tags,
     write_array_len,
-    write_compact_array_len,
     write_compact_string,
     write_prim_array,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -130,7 +130,11 @@ def _w_DeleteGroupsRequest_v2(o: DeleteGroupsRequest, out: bytearray) -> None:
 
 def _r_DeleteGroupsRequest_v2(data: Buffer, pos: int) -> tuple[DeleteGroupsRequest, int]:
     o = _new(DeleteGroupsRequest)
-    o.groups_names, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.groups_names = []
+        pos += 1
+    else:
+        o.groups_names, pos = read_prim_array(data, pos, 's', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -191,7 +195,11 @@ def _w_DeletableGroupResult_v2(o: DeletableGroupResult, out: bytearray) -> None:
 def _w_DeleteGroupsResponse_v2(o: DeleteGroupsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.results
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_DeletableGroupResult_v2(_e1, out)
     if o._unknown_tagged is None:
@@ -217,16 +225,20 @@ def _r_DeleteGroupsResponse_v2(data: Buffer, pos: int) -> tuple[DeleteGroupsResp
     o = _new(DeleteGroupsResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DeleteGroupsResponse.results is null")
+    if data[pos] == 1:
+        o.results = []
+        pos += 1
     else:
-        _l1: list[DeletableGroupResult] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DeletableGroupResult_v2(data, pos)
-            _a1(_e1)
-        o.results = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DeleteGroupsResponse.results is null")
+        else:
+            _l1: list[DeletableGroupResult] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DeletableGroupResult_v2(data, pos)
+                _a1(_e1)
+            o.results = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

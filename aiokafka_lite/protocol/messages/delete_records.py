@@ -16,10 +16,10 @@ from .._codec import (
     read_string,
     read_unknown_tags,
     write_array_len,
-    write_compact_array_len,
     write_compact_string,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -264,7 +264,11 @@ def _w_DeleteRecordsPartition_v2(o: DeleteRecordsPartition, out: bytearray) -> N
 def _w_DeleteRecordsTopic_v2(o: DeleteRecordsTopic, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_DeleteRecordsPartition_v2(_e1, out)
     if o._unknown_tagged is None:
@@ -275,7 +279,11 @@ def _w_DeleteRecordsTopic_v2(o: DeleteRecordsTopic, out: bytearray) -> None:
 
 def _w_DeleteRecordsRequest_v2(o: DeleteRecordsRequest, out: bytearray) -> None:
     _v0 = o.topics
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_DeleteRecordsTopic_v2(_e0, out)
     out += _pack_i(o.timeout_ms)
@@ -300,16 +308,20 @@ def _r_DeleteRecordsPartition_v2(data: Buffer, pos: int) -> tuple[DeleteRecordsP
 def _r_DeleteRecordsTopic_v2(data: Buffer, pos: int) -> tuple[DeleteRecordsTopic, int]:
     o = _new(DeleteRecordsTopic)
     o.name, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DeleteRecordsTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[DeleteRecordsPartition] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DeleteRecordsPartition_v2(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DeleteRecordsTopic.partitions is null")
+        else:
+            _l1: list[DeleteRecordsPartition] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DeleteRecordsPartition_v2(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -320,16 +332,20 @@ def _r_DeleteRecordsTopic_v2(data: Buffer, pos: int) -> tuple[DeleteRecordsTopic
 
 def _r_DeleteRecordsRequest_v2(data: Buffer, pos: int) -> tuple[DeleteRecordsRequest, int]:
     o = _new(DeleteRecordsRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array DeleteRecordsRequest.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l0: list[DeleteRecordsTopic] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_DeleteRecordsTopic_v2(data, pos)
-            _a0(_e0)
-        o.topics = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array DeleteRecordsRequest.topics is null")
+        else:
+            _l0: list[DeleteRecordsTopic] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_DeleteRecordsTopic_v2(data, pos)
+                _a0(_e0)
+            o.topics = _l0
     o.timeout_ms = _unpack_i(data, pos)[0]
     pos += 4
     if data[pos]:
@@ -414,7 +430,11 @@ def _w_DeleteRecordsPartitionResult_v2(o: DeleteRecordsPartitionResult, out: byt
 def _w_DeleteRecordsTopicResult_v2(o: DeleteRecordsTopicResult, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_DeleteRecordsPartitionResult_v2(_e1, out)
     if o._unknown_tagged is None:
@@ -426,7 +446,11 @@ def _w_DeleteRecordsTopicResult_v2(o: DeleteRecordsTopicResult, out: bytearray) 
 def _w_DeleteRecordsResponse_v2(o: DeleteRecordsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_DeleteRecordsTopicResult_v2(_e1, out)
     if o._unknown_tagged is None:
@@ -450,16 +474,20 @@ def _r_DeleteRecordsPartitionResult_v2(data: Buffer, pos: int) -> tuple[DeleteRe
 def _r_DeleteRecordsTopicResult_v2(data: Buffer, pos: int) -> tuple[DeleteRecordsTopicResult, int]:
     o = _new(DeleteRecordsTopicResult)
     o.name, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DeleteRecordsTopicResult.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[DeleteRecordsPartitionResult] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DeleteRecordsPartitionResult_v2(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DeleteRecordsTopicResult.partitions is null")
+        else:
+            _l1: list[DeleteRecordsPartitionResult] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DeleteRecordsPartitionResult_v2(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -472,16 +500,20 @@ def _r_DeleteRecordsResponse_v2(data: Buffer, pos: int) -> tuple[DeleteRecordsRe
     o = _new(DeleteRecordsResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DeleteRecordsResponse.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[DeleteRecordsTopicResult] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DeleteRecordsTopicResult_v2(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DeleteRecordsResponse.topics is null")
+        else:
+            _l1: list[DeleteRecordsTopicResult] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DeleteRecordsTopicResult_v2(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

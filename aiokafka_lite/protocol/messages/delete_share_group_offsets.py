@@ -17,10 +17,10 @@ from .._codec import (
     read_compact_string,
     read_unknown_tags,
     read_uuid,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -158,7 +158,11 @@ def _w_DeleteShareGroupOffsetsRequestTopic_v0(o: DeleteShareGroupOffsetsRequestT
 def _w_DeleteShareGroupOffsetsRequest_v0(o: DeleteShareGroupOffsetsRequest, out: bytearray) -> None:
     write_compact_string(out, o.group_id)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_DeleteShareGroupOffsetsRequestTopic_v0(_e1, out)
     if o._unknown_tagged is None:
@@ -187,16 +191,20 @@ def _r_DeleteShareGroupOffsetsRequest_v0(
 ) -> tuple[DeleteShareGroupOffsetsRequest, int]:
     o = _new(DeleteShareGroupOffsetsRequest)
     o.group_id, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DeleteShareGroupOffsetsRequest.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[DeleteShareGroupOffsetsRequestTopic] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DeleteShareGroupOffsetsRequestTopic_v0(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DeleteShareGroupOffsetsRequest.topics is null")
+        else:
+            _l1: list[DeleteShareGroupOffsetsRequestTopic] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DeleteShareGroupOffsetsRequestTopic_v0(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -223,7 +231,11 @@ def _w_DeleteShareGroupOffsetsResponse_v0(o: DeleteShareGroupOffsetsResponse, ou
     out += _pack_ih(o.throttle_time_ms, o.error_code)
     write_compact_nullable_string(out, o.error_message)
     _v3 = o.responses
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_DeleteShareGroupOffsetsResponseTopic_v0(_e3, out)
     if o._unknown_tagged is None:
@@ -241,7 +253,11 @@ def _r_DeleteShareGroupOffsetsResponseTopic_v0(
     o.topic_id, pos = read_uuid(data, pos)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -257,17 +273,25 @@ def _r_DeleteShareGroupOffsetsResponse_v0(
     o = _new(DeleteShareGroupOffsetsResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array DeleteShareGroupOffsetsResponse.responses is null")
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     else:
-        _l3: list[DeleteShareGroupOffsetsResponseTopic] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_DeleteShareGroupOffsetsResponseTopic_v0(data, pos)
-            _a3(_e3)
-        o.responses = _l3
+        o.error_message = None
+        pos += 1
+    if data[pos] == 1:
+        o.responses = []
+        pos += 1
+    else:
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array DeleteShareGroupOffsetsResponse.responses is null")
+        else:
+            _l3: list[DeleteShareGroupOffsetsResponseTopic] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_DeleteShareGroupOffsetsResponseTopic_v0(data, pos)
+                _a3(_e3)
+            o.responses = _l3
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

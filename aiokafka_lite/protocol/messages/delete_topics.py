@@ -21,12 +21,12 @@ from .._codec import (
     read_unknown_tags,
     read_uuid,
     write_array_len,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_prim_array,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -206,7 +206,11 @@ def _w_DeleteTopicsRequest_v4(o: DeleteTopicsRequest, out: bytearray) -> None:
 
 def _r_DeleteTopicsRequest_v4(data: Buffer, pos: int) -> tuple[DeleteTopicsRequest, int]:
     o = _new(DeleteTopicsRequest)
-    o.topic_names, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.topic_names = []
+        pos += 1
+    else:
+        o.topic_names, pos = read_prim_array(data, pos, 's', True, False)
     o.timeout_ms = _unpack_i(data, pos)[0]
     pos += 4
     o.topics = []
@@ -242,7 +246,11 @@ def _w_DeleteTopicState_v6(o: DeleteTopicState, out: bytearray) -> None:
 
 def _w_DeleteTopicsRequest_v6(o: DeleteTopicsRequest, out: bytearray) -> None:
     _v0 = o.topics
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_DeleteTopicState_v6(_e0, out)
     out += _pack_i(o.timeout_ms)
@@ -254,7 +262,11 @@ def _w_DeleteTopicsRequest_v6(o: DeleteTopicsRequest, out: bytearray) -> None:
 
 def _r_DeleteTopicState_v6(data: Buffer, pos: int) -> tuple[DeleteTopicState, int]:
     o = _new(DeleteTopicState)
-    o.name, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.name, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.name = None
+        pos += 1
     o.topic_id, pos = read_uuid(data, pos)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -266,16 +278,20 @@ def _r_DeleteTopicState_v6(data: Buffer, pos: int) -> tuple[DeleteTopicState, in
 
 def _r_DeleteTopicsRequest_v6(data: Buffer, pos: int) -> tuple[DeleteTopicsRequest, int]:
     o = _new(DeleteTopicsRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array DeleteTopicsRequest.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l0: list[DeleteTopicState] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_DeleteTopicState_v6(data, pos)
-            _a0(_e0)
-        o.topics = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array DeleteTopicsRequest.topics is null")
+        else:
+            _l0: list[DeleteTopicState] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_DeleteTopicState_v6(data, pos)
+                _a0(_e0)
+            o.topics = _l0
     o.timeout_ms = _unpack_i(data, pos)[0]
     pos += 4
     o.topic_names = []
@@ -375,7 +391,11 @@ def _w_DeletableTopicResult_v4(o: DeletableTopicResult, out: bytearray) -> None:
 def _w_DeleteTopicsResponse_v4(o: DeleteTopicsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.responses
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_DeletableTopicResult_v4(_e1, out)
     if o._unknown_tagged is None:
@@ -403,16 +423,20 @@ def _r_DeleteTopicsResponse_v4(data: Buffer, pos: int) -> tuple[DeleteTopicsResp
     o = _new(DeleteTopicsResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DeleteTopicsResponse.responses is null")
+    if data[pos] == 1:
+        o.responses = []
+        pos += 1
     else:
-        _l1: list[DeletableTopicResult] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DeletableTopicResult_v4(data, pos)
-            _a1(_e1)
-        o.responses = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DeleteTopicsResponse.responses is null")
+        else:
+            _l1: list[DeletableTopicResult] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DeletableTopicResult_v4(data, pos)
+                _a1(_e1)
+            o.responses = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -436,7 +460,11 @@ def _w_DeletableTopicResult_v5(o: DeletableTopicResult, out: bytearray) -> None:
 def _w_DeleteTopicsResponse_v5(o: DeleteTopicsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.responses
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_DeletableTopicResult_v5(_e1, out)
     if o._unknown_tagged is None:
@@ -450,7 +478,11 @@ def _r_DeletableTopicResult_v5(data: Buffer, pos: int) -> tuple[DeletableTopicRe
     o.name, pos = read_compact_string(data, pos)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     o.topic_id = ZERO_UUID
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -464,16 +496,20 @@ def _r_DeleteTopicsResponse_v5(data: Buffer, pos: int) -> tuple[DeleteTopicsResp
     o = _new(DeleteTopicsResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DeleteTopicsResponse.responses is null")
+    if data[pos] == 1:
+        o.responses = []
+        pos += 1
     else:
-        _l1: list[DeletableTopicResult] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DeletableTopicResult_v5(data, pos)
-            _a1(_e1)
-        o.responses = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DeleteTopicsResponse.responses is null")
+        else:
+            _l1: list[DeletableTopicResult] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DeletableTopicResult_v5(data, pos)
+                _a1(_e1)
+            o.responses = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -496,7 +532,11 @@ def _w_DeletableTopicResult_v6(o: DeletableTopicResult, out: bytearray) -> None:
 def _w_DeleteTopicsResponse_v6(o: DeleteTopicsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.responses
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_DeletableTopicResult_v6(_e1, out)
     if o._unknown_tagged is None:
@@ -507,11 +547,19 @@ def _w_DeleteTopicsResponse_v6(o: DeleteTopicsResponse, out: bytearray) -> None:
 
 def _r_DeletableTopicResult_v6(data: Buffer, pos: int) -> tuple[DeletableTopicResult, int]:
     o = _new(DeletableTopicResult)
-    o.name, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.name, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.name = None
+        pos += 1
     o.topic_id, pos = read_uuid(data, pos)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -524,16 +572,20 @@ def _r_DeleteTopicsResponse_v6(data: Buffer, pos: int) -> tuple[DeleteTopicsResp
     o = _new(DeleteTopicsResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DeleteTopicsResponse.responses is null")
+    if data[pos] == 1:
+        o.responses = []
+        pos += 1
     else:
-        _l1: list[DeletableTopicResult] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DeletableTopicResult_v6(data, pos)
-            _a1(_e1)
-        o.responses = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DeleteTopicsResponse.responses is null")
+        else:
+            _l1: list[DeletableTopicResult] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DeletableTopicResult_v6(data, pos)
+                _a1(_e1)
+            o.responses = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -18,12 +18,12 @@ from .._codec import (
     read_string,
     read_unknown_tags,
     write_array_len,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_nullable_string,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -236,11 +236,23 @@ def _r_DescribeAclsRequest_v2(data: Buffer, pos: int) -> tuple[DescribeAclsReque
     o = _new(DescribeAclsRequest)
     o.resource_type_filter = _unpack_b(data, pos)[0]
     pos += 1
-    o.resource_name_filter, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.resource_name_filter, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.resource_name_filter = None
+        pos += 1
     o.pattern_type_filter = _unpack_b(data, pos)[0]
     pos += 1
-    o.principal_filter, pos = read_compact_nullable_string(data, pos)
-    o.host_filter, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.principal_filter, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.principal_filter = None
+        pos += 1
+    if data[pos]:
+        o.host_filter, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.host_filter = None
+        pos += 1
     o.operation, o.permission_type = _unpack_bb(data, pos)
     pos += 2
     if data[pos]:
@@ -341,7 +353,11 @@ def _w_DescribeAclsResource_v2(o: DescribeAclsResource, out: bytearray) -> None:
     write_compact_string(out, o.resource_name)
     out += _pack_b(o.pattern_type)
     _v3 = o.acls
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_AclDescription_v2(_e3, out)
     if o._unknown_tagged is None:
@@ -354,7 +370,11 @@ def _w_DescribeAclsResponse_v2(o: DescribeAclsResponse, out: bytearray) -> None:
     out += _pack_ih(o.throttle_time_ms, o.error_code)
     write_compact_nullable_string(out, o.error_message)
     _v3 = o.resources
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_DescribeAclsResource_v2(_e3, out)
     if o._unknown_tagged is None:
@@ -384,16 +404,20 @@ def _r_DescribeAclsResource_v2(data: Buffer, pos: int) -> tuple[DescribeAclsReso
     o.resource_name, pos = read_compact_string(data, pos)
     o.pattern_type = _unpack_b(data, pos)[0]
     pos += 1
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array DescribeAclsResource.acls is null")
+    if data[pos] == 1:
+        o.acls = []
+        pos += 1
     else:
-        _l3: list[AclDescription] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_AclDescription_v2(data, pos)
-            _a3(_e3)
-        o.acls = _l3
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array DescribeAclsResource.acls is null")
+        else:
+            _l3: list[AclDescription] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_AclDescription_v2(data, pos)
+                _a3(_e3)
+            o.acls = _l3
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -406,17 +430,25 @@ def _r_DescribeAclsResponse_v2(data: Buffer, pos: int) -> tuple[DescribeAclsResp
     o = _new(DescribeAclsResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array DescribeAclsResponse.resources is null")
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     else:
-        _l3: list[DescribeAclsResource] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_DescribeAclsResource_v2(data, pos)
-            _a3(_e3)
-        o.resources = _l3
+        o.error_message = None
+        pos += 1
+    if data[pos] == 1:
+        o.resources = []
+        pos += 1
+    else:
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array DescribeAclsResponse.resources is null")
+        else:
+            _l3: list[DescribeAclsResource] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_DescribeAclsResource_v2(data, pos)
+                _a3(_e3)
+            o.resources = _l3
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -18,12 +18,12 @@ from .._codec import (
     read_string,
     read_unknown_tags,
     write_array_len,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_nullable_string,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -259,7 +259,11 @@ def _w_ComponentData_v1(o: ComponentData, out: bytearray) -> None:
 
 def _w_DescribeClientQuotasRequest_v1(o: DescribeClientQuotasRequest, out: bytearray) -> None:
     _v0 = o.components
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_ComponentData_v1(_e0, out)
     out += _pack_o(o.strict)
@@ -274,7 +278,11 @@ def _r_ComponentData_v1(data: Buffer, pos: int) -> tuple[ComponentData, int]:
     o.entity_type, pos = read_compact_string(data, pos)
     o.match_type = _unpack_b(data, pos)[0]
     pos += 1
-    o.match, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.match, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.match = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -285,16 +293,20 @@ def _r_ComponentData_v1(data: Buffer, pos: int) -> tuple[ComponentData, int]:
 
 def _r_DescribeClientQuotasRequest_v1(data: Buffer, pos: int) -> tuple[DescribeClientQuotasRequest, int]:
     o = _new(DescribeClientQuotasRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array DescribeClientQuotasRequest.components is null")
+    if data[pos] == 1:
+        o.components = []
+        pos += 1
     else:
-        _l0: list[ComponentData] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_ComponentData_v1(data, pos)
-            _a0(_e0)
-        o.components = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array DescribeClientQuotasRequest.components is null")
+        else:
+            _l0: list[ComponentData] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_ComponentData_v1(data, pos)
+                _a0(_e0)
+            o.components = _l0
     o.strict = _unpack_o(data, pos)[0]
     pos += 1
     if data[pos]:
@@ -420,11 +432,19 @@ def _w_ValueData_v1(o: ValueData, out: bytearray) -> None:
 
 def _w_EntryData_v1(o: EntryData, out: bytearray) -> None:
     _v0 = o.entity
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_EntityData_v1(_e0, out)
     _v1 = o.values
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ValueData_v1(_e1, out)
     if o._unknown_tagged is None:
@@ -440,7 +460,11 @@ def _w_DescribeClientQuotasResponse_v1(o: DescribeClientQuotasResponse, out: byt
     if _v3 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v3))
+        _c3 = len(_v3) + 1
+        if _c3 < 0x80:
+            out.append(_c3)
+        else:
+            write_uvarint(out, _c3)
         for _e3 in _v3:
             _w_EntryData_v1(_e3, out)
     if o._unknown_tagged is None:
@@ -452,7 +476,11 @@ def _w_DescribeClientQuotasResponse_v1(o: DescribeClientQuotasResponse, out: byt
 def _r_EntityData_v1(data: Buffer, pos: int) -> tuple[EntityData, int]:
     o = _new(EntityData)
     o.entity_type, pos = read_compact_string(data, pos)
-    o.entity_name, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.entity_name, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.entity_name = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -476,26 +504,34 @@ def _r_ValueData_v1(data: Buffer, pos: int) -> tuple[ValueData, int]:
 
 def _r_EntryData_v1(data: Buffer, pos: int) -> tuple[EntryData, int]:
     o = _new(EntryData)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array EntryData.entity is null")
+    if data[pos] == 1:
+        o.entity = []
+        pos += 1
     else:
-        _l0: list[EntityData] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_EntityData_v1(data, pos)
-            _a0(_e0)
-        o.entity = _l0
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array EntryData.values is null")
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array EntryData.entity is null")
+        else:
+            _l0: list[EntityData] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_EntityData_v1(data, pos)
+                _a0(_e0)
+            o.entity = _l0
+    if data[pos] == 1:
+        o.values = []
+        pos += 1
     else:
-        _l1: list[ValueData] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_ValueData_v1(data, pos)
-            _a1(_e1)
-        o.values = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array EntryData.values is null")
+        else:
+            _l1: list[ValueData] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_ValueData_v1(data, pos)
+                _a1(_e1)
+            o.values = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -508,17 +544,25 @@ def _r_DescribeClientQuotasResponse_v1(data: Buffer, pos: int) -> tuple[Describe
     o = _new(DescribeClientQuotasResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        o.entries = None
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     else:
-        _l3: list[EntryData] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_EntryData_v1(data, pos)
-            _a3(_e3)
-        o.entries = _l3
+        o.error_message = None
+        pos += 1
+    if data[pos] == 1:
+        o.entries = []
+        pos += 1
+    else:
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            o.entries = None
+        else:
+            _l3: list[EntryData] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_EntryData_v1(data, pos)
+                _a3(_e3)
+            o.entries = _l3
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

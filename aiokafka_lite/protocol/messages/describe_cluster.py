@@ -14,10 +14,10 @@ from .._codec import (
     read_compact_nullable_string,
     read_compact_string,
     read_unknown_tags,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -281,7 +281,11 @@ def _w_DescribeClusterResponse_v0(o: DescribeClusterResponse, out: bytearray) ->
     write_compact_string(out, o.cluster_id)
     out += _pack_i(o.controller_id)
     _v6 = o.brokers
-    write_compact_array_len(out, len(_v6))
+    _c6 = len(_v6) + 1
+    if _c6 < 0x80:
+        out.append(_c6)
+    else:
+        write_uvarint(out, _c6)
     for _e6 in _v6:
         _w_DescribeClusterBroker_v0(_e6, out)
     out += _pack_i(o.cluster_authorized_operations)
@@ -298,7 +302,11 @@ def _r_DescribeClusterBroker_v0(data: Buffer, pos: int) -> tuple[DescribeCluster
     o.host, pos = read_compact_string(data, pos)
     o.port = _unpack_i(data, pos)[0]
     pos += 4
-    o.rack, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.rack, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.rack = None
+        pos += 1
     o.is_fenced = False
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -312,20 +320,28 @@ def _r_DescribeClusterResponse_v0(data: Buffer, pos: int) -> tuple[DescribeClust
     o = _new(DescribeClusterResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     o.cluster_id, pos = read_compact_string(data, pos)
     o.controller_id = _unpack_i(data, pos)[0]
     pos += 4
-    _n6, pos = read_compact_array_len(data, pos)
-    if _n6 < 0:
-        raise ProtocolError("non-nullable array DescribeClusterResponse.brokers is null")
+    if data[pos] == 1:
+        o.brokers = []
+        pos += 1
     else:
-        _l6: list[DescribeClusterBroker] = []
-        _a6 = _l6.append
-        for _ in range(_n6):
-            _e6, pos = _r_DescribeClusterBroker_v0(data, pos)
-            _a6(_e6)
-        o.brokers = _l6
+        _n6, pos = read_compact_array_len(data, pos)
+        if _n6 < 0:
+            raise ProtocolError("non-nullable array DescribeClusterResponse.brokers is null")
+        else:
+            _l6: list[DescribeClusterBroker] = []
+            _a6 = _l6.append
+            for _ in range(_n6):
+                _e6, pos = _r_DescribeClusterBroker_v0(data, pos)
+                _a6(_e6)
+            o.brokers = _l6
     o.cluster_authorized_operations = _unpack_i(data, pos)[0]
     pos += 4
     o.endpoint_type = 1
@@ -359,7 +375,11 @@ def _w_DescribeClusterResponse_v1(o: DescribeClusterResponse, out: bytearray) ->
     write_compact_string(out, o.cluster_id)
     out += _pack_i(o.controller_id)
     _v6 = o.brokers
-    write_compact_array_len(out, len(_v6))
+    _c6 = len(_v6) + 1
+    if _c6 < 0x80:
+        out.append(_c6)
+    else:
+        write_uvarint(out, _c6)
     for _e6 in _v6:
         _w_DescribeClusterBroker_v1(_e6, out)
     out += _pack_i(o.cluster_authorized_operations)
@@ -373,22 +393,30 @@ def _r_DescribeClusterResponse_v1(data: Buffer, pos: int) -> tuple[DescribeClust
     o = _new(DescribeClusterResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     o.endpoint_type = _unpack_b(data, pos)[0]
     pos += 1
     o.cluster_id, pos = read_compact_string(data, pos)
     o.controller_id = _unpack_i(data, pos)[0]
     pos += 4
-    _n6, pos = read_compact_array_len(data, pos)
-    if _n6 < 0:
-        raise ProtocolError("non-nullable array DescribeClusterResponse.brokers is null")
+    if data[pos] == 1:
+        o.brokers = []
+        pos += 1
     else:
-        _l6: list[DescribeClusterBroker] = []
-        _a6 = _l6.append
-        for _ in range(_n6):
-            _e6, pos = _r_DescribeClusterBroker_v0(data, pos)
-            _a6(_e6)
-        o.brokers = _l6
+        _n6, pos = read_compact_array_len(data, pos)
+        if _n6 < 0:
+            raise ProtocolError("non-nullable array DescribeClusterResponse.brokers is null")
+        else:
+            _l6: list[DescribeClusterBroker] = []
+            _a6 = _l6.append
+            for _ in range(_n6):
+                _e6, pos = _r_DescribeClusterBroker_v0(data, pos)
+                _a6(_e6)
+            o.brokers = _l6
     o.cluster_authorized_operations = _unpack_i(data, pos)[0]
     pos += 4
     if data[pos]:
@@ -418,7 +446,11 @@ def _w_DescribeClusterResponse_v2(o: DescribeClusterResponse, out: bytearray) ->
     write_compact_string(out, o.cluster_id)
     out += _pack_i(o.controller_id)
     _v6 = o.brokers
-    write_compact_array_len(out, len(_v6))
+    _c6 = len(_v6) + 1
+    if _c6 < 0x80:
+        out.append(_c6)
+    else:
+        write_uvarint(out, _c6)
     for _e6 in _v6:
         _w_DescribeClusterBroker_v2(_e6, out)
     out += _pack_i(o.cluster_authorized_operations)
@@ -435,7 +467,11 @@ def _r_DescribeClusterBroker_v2(data: Buffer, pos: int) -> tuple[DescribeCluster
     o.host, pos = read_compact_string(data, pos)
     o.port = _unpack_i(data, pos)[0]
     pos += 4
-    o.rack, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.rack, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.rack = None
+        pos += 1
     o.is_fenced = _unpack_o(data, pos)[0]
     pos += 1
     if data[pos]:
@@ -450,22 +486,30 @@ def _r_DescribeClusterResponse_v2(data: Buffer, pos: int) -> tuple[DescribeClust
     o = _new(DescribeClusterResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     o.endpoint_type = _unpack_b(data, pos)[0]
     pos += 1
     o.cluster_id, pos = read_compact_string(data, pos)
     o.controller_id = _unpack_i(data, pos)[0]
     pos += 4
-    _n6, pos = read_compact_array_len(data, pos)
-    if _n6 < 0:
-        raise ProtocolError("non-nullable array DescribeClusterResponse.brokers is null")
+    if data[pos] == 1:
+        o.brokers = []
+        pos += 1
     else:
-        _l6: list[DescribeClusterBroker] = []
-        _a6 = _l6.append
-        for _ in range(_n6):
-            _e6, pos = _r_DescribeClusterBroker_v2(data, pos)
-            _a6(_e6)
-        o.brokers = _l6
+        _n6, pos = read_compact_array_len(data, pos)
+        if _n6 < 0:
+            raise ProtocolError("non-nullable array DescribeClusterResponse.brokers is null")
+        else:
+            _l6: list[DescribeClusterBroker] = []
+            _a6 = _l6.append
+            for _ in range(_n6):
+                _e6, pos = _r_DescribeClusterBroker_v2(data, pos)
+                _a6(_e6)
+            o.brokers = _l6
     o.cluster_authorized_operations = _unpack_i(data, pos)[0]
     pos += 4
     if data[pos]:

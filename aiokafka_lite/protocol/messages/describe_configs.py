@@ -19,13 +19,13 @@ from .._codec import (
     read_string,
     read_unknown_tags,
     write_array_len,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_nullable_string,
     write_prim_array,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -373,7 +373,11 @@ def _w_DescribeConfigsResource_v4(o: DescribeConfigsResource, out: bytearray) ->
 
 def _w_DescribeConfigsRequest_v4(o: DescribeConfigsRequest, out: bytearray) -> None:
     _v0 = o.resources
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_DescribeConfigsResource_v4(_e0, out)
     out += _pack_oo(o.include_synonyms, o.include_documentation)
@@ -388,7 +392,11 @@ def _r_DescribeConfigsResource_v4(data: Buffer, pos: int) -> tuple[DescribeConfi
     o.resource_type = _unpack_b(data, pos)[0]
     pos += 1
     o.resource_name, pos = read_compact_string(data, pos)
-    o.configuration_keys, pos = read_prim_array(data, pos, 's', True, True)
+    if data[pos] == 1:
+        o.configuration_keys = []
+        pos += 1
+    else:
+        o.configuration_keys, pos = read_prim_array(data, pos, 's', True, True)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -399,16 +407,20 @@ def _r_DescribeConfigsResource_v4(data: Buffer, pos: int) -> tuple[DescribeConfi
 
 def _r_DescribeConfigsRequest_v4(data: Buffer, pos: int) -> tuple[DescribeConfigsRequest, int]:
     o = _new(DescribeConfigsRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array DescribeConfigsRequest.resources is null")
+    if data[pos] == 1:
+        o.resources = []
+        pos += 1
     else:
-        _l0: list[DescribeConfigsResource] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_DescribeConfigsResource_v4(data, pos)
-            _a0(_e0)
-        o.resources = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array DescribeConfigsRequest.resources is null")
+        else:
+            _l0: list[DescribeConfigsResource] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_DescribeConfigsResource_v4(data, pos)
+                _a0(_e0)
+            o.resources = _l0
     o.include_synonyms, o.include_documentation = _unpack_oo(data, pos)
     pos += 2
     if data[pos]:
@@ -686,7 +698,11 @@ def _w_DescribeConfigsResourceResult_v4(o: DescribeConfigsResourceResult, out: b
         )
     out += _pack_o(o.is_sensitive)
     _v6 = o.synonyms
-    write_compact_array_len(out, len(_v6))
+    _c6 = len(_v6) + 1
+    if _c6 < 0x80:
+        out.append(_c6)
+    else:
+        write_uvarint(out, _c6)
     for _e6 in _v6:
         _w_DescribeConfigsSynonym_v4(_e6, out)
     out += _pack_b(o.config_type)
@@ -703,7 +719,11 @@ def _w_DescribeConfigsResult_v4(o: DescribeConfigsResult, out: bytearray) -> Non
     out += _pack_b(o.resource_type)
     write_compact_string(out, o.resource_name)
     _v4 = o.configs
-    write_compact_array_len(out, len(_v4))
+    _c4 = len(_v4) + 1
+    if _c4 < 0x80:
+        out.append(_c4)
+    else:
+        write_uvarint(out, _c4)
     for _e4 in _v4:
         _w_DescribeConfigsResourceResult_v4(_e4, out)
     if o._unknown_tagged is None:
@@ -715,7 +735,11 @@ def _w_DescribeConfigsResult_v4(o: DescribeConfigsResult, out: bytearray) -> Non
 def _w_DescribeConfigsResponse_v4(o: DescribeConfigsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.results
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_DescribeConfigsResult_v4(_e1, out)
     if o._unknown_tagged is None:
@@ -727,7 +751,11 @@ def _w_DescribeConfigsResponse_v4(o: DescribeConfigsResponse, out: bytearray) ->
 def _r_DescribeConfigsSynonym_v4(data: Buffer, pos: int) -> tuple[DescribeConfigsSynonym, int]:
     o = _new(DescribeConfigsSynonym)
     o.name, pos = read_compact_string(data, pos)
-    o.value, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.value, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.value = None
+        pos += 1
     o.source = _unpack_b(data, pos)[0]
     pos += 1
     if data[pos]:
@@ -741,22 +769,34 @@ def _r_DescribeConfigsSynonym_v4(data: Buffer, pos: int) -> tuple[DescribeConfig
 def _r_DescribeConfigsResourceResult_v4(data: Buffer, pos: int) -> tuple[DescribeConfigsResourceResult, int]:
     o = _new(DescribeConfigsResourceResult)
     o.name, pos = read_compact_string(data, pos)
-    o.value, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.value, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.value = None
+        pos += 1
     o.read_only, o.config_source, o.is_sensitive = _unpack_obo(data, pos)
     pos += 3
-    _n6, pos = read_compact_array_len(data, pos)
-    if _n6 < 0:
-        raise ProtocolError("non-nullable array DescribeConfigsResourceResult.synonyms is null")
+    if data[pos] == 1:
+        o.synonyms = []
+        pos += 1
     else:
-        _l6: list[DescribeConfigsSynonym] = []
-        _a6 = _l6.append
-        for _ in range(_n6):
-            _e6, pos = _r_DescribeConfigsSynonym_v4(data, pos)
-            _a6(_e6)
-        o.synonyms = _l6
+        _n6, pos = read_compact_array_len(data, pos)
+        if _n6 < 0:
+            raise ProtocolError("non-nullable array DescribeConfigsResourceResult.synonyms is null")
+        else:
+            _l6: list[DescribeConfigsSynonym] = []
+            _a6 = _l6.append
+            for _ in range(_n6):
+                _e6, pos = _r_DescribeConfigsSynonym_v4(data, pos)
+                _a6(_e6)
+            o.synonyms = _l6
     o.config_type = _unpack_b(data, pos)[0]
     pos += 1
-    o.documentation, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.documentation, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.documentation = None
+        pos += 1
     o.is_default = False
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -770,20 +810,28 @@ def _r_DescribeConfigsResult_v4(data: Buffer, pos: int) -> tuple[DescribeConfigs
     o = _new(DescribeConfigsResult)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     o.resource_type = _unpack_b(data, pos)[0]
     pos += 1
     o.resource_name, pos = read_compact_string(data, pos)
-    _n4, pos = read_compact_array_len(data, pos)
-    if _n4 < 0:
-        raise ProtocolError("non-nullable array DescribeConfigsResult.configs is null")
+    if data[pos] == 1:
+        o.configs = []
+        pos += 1
     else:
-        _l4: list[DescribeConfigsResourceResult] = []
-        _a4 = _l4.append
-        for _ in range(_n4):
-            _e4, pos = _r_DescribeConfigsResourceResult_v4(data, pos)
-            _a4(_e4)
-        o.configs = _l4
+        _n4, pos = read_compact_array_len(data, pos)
+        if _n4 < 0:
+            raise ProtocolError("non-nullable array DescribeConfigsResult.configs is null")
+        else:
+            _l4: list[DescribeConfigsResourceResult] = []
+            _a4 = _l4.append
+            for _ in range(_n4):
+                _e4, pos = _r_DescribeConfigsResourceResult_v4(data, pos)
+                _a4(_e4)
+            o.configs = _l4
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -796,16 +844,20 @@ def _r_DescribeConfigsResponse_v4(data: Buffer, pos: int) -> tuple[DescribeConfi
     o = _new(DescribeConfigsResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DescribeConfigsResponse.results is null")
+    if data[pos] == 1:
+        o.results = []
+        pos += 1
     else:
-        _l1: list[DescribeConfigsResult] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DescribeConfigsResult_v4(data, pos)
-            _a1(_e1)
-        o.results = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DescribeConfigsResponse.results is null")
+        else:
+            _l1: list[DescribeConfigsResult] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DescribeConfigsResult_v4(data, pos)
+                _a1(_e1)
+            o.results = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -22,7 +22,6 @@ from .._codec import (
     read_unknown_tags,
     write_array_len,
     write_bytes,
-    write_compact_array_len,
     write_compact_bytes,
     write_compact_nullable_string,
     write_compact_string,
@@ -30,6 +29,7 @@ from .._codec import (
     write_prim_array,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -264,7 +264,11 @@ def _w_DescribeGroupsRequest_v5(o: DescribeGroupsRequest, out: bytearray) -> Non
 
 def _r_DescribeGroupsRequest_v5(data: Buffer, pos: int) -> tuple[DescribeGroupsRequest, int]:
     o = _new(DescribeGroupsRequest)
-    o.groups, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.groups = []
+        pos += 1
+    else:
+        o.groups, pos = read_prim_array(data, pos, 's', True, False)
     o.include_authorized_operations = _unpack_o(data, pos)[0]
     pos += 1
     if data[pos]:
@@ -618,7 +622,11 @@ def _w_DescribedGroup_v5(o: DescribedGroup, out: bytearray) -> None:
     write_compact_string(out, o.protocol_type)
     write_compact_string(out, o.protocol_data)
     _v6 = o.members
-    write_compact_array_len(out, len(_v6))
+    _c6 = len(_v6) + 1
+    if _c6 < 0x80:
+        out.append(_c6)
+    else:
+        write_uvarint(out, _c6)
     for _e6 in _v6:
         _w_DescribedGroupMember_v5(_e6, out)
     out += _pack_i(o.authorized_operations)
@@ -631,7 +639,11 @@ def _w_DescribedGroup_v5(o: DescribedGroup, out: bytearray) -> None:
 def _w_DescribeGroupsResponse_v5(o: DescribeGroupsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.groups
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_DescribedGroup_v5(_e1, out)
     if o._unknown_tagged is None:
@@ -643,7 +655,11 @@ def _w_DescribeGroupsResponse_v5(o: DescribeGroupsResponse, out: bytearray) -> N
 def _r_DescribedGroupMember_v5(data: Buffer, pos: int) -> tuple[DescribedGroupMember, int]:
     o = _new(DescribedGroupMember)
     o.member_id, pos = read_compact_string(data, pos)
-    o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.group_instance_id = None
+        pos += 1
     o.client_id, pos = read_compact_string(data, pos)
     o.client_host, pos = read_compact_string(data, pos)
     o.member_metadata, pos = read_compact_bytes(data, pos)
@@ -664,16 +680,20 @@ def _r_DescribedGroup_v5(data: Buffer, pos: int) -> tuple[DescribedGroup, int]:
     o.group_state, pos = read_compact_string(data, pos)
     o.protocol_type, pos = read_compact_string(data, pos)
     o.protocol_data, pos = read_compact_string(data, pos)
-    _n6, pos = read_compact_array_len(data, pos)
-    if _n6 < 0:
-        raise ProtocolError("non-nullable array DescribedGroup.members is null")
+    if data[pos] == 1:
+        o.members = []
+        pos += 1
     else:
-        _l6: list[DescribedGroupMember] = []
-        _a6 = _l6.append
-        for _ in range(_n6):
-            _e6, pos = _r_DescribedGroupMember_v5(data, pos)
-            _a6(_e6)
-        o.members = _l6
+        _n6, pos = read_compact_array_len(data, pos)
+        if _n6 < 0:
+            raise ProtocolError("non-nullable array DescribedGroup.members is null")
+        else:
+            _l6: list[DescribedGroupMember] = []
+            _a6 = _l6.append
+            for _ in range(_n6):
+                _e6, pos = _r_DescribedGroupMember_v5(data, pos)
+                _a6(_e6)
+            o.members = _l6
     o.authorized_operations = _unpack_i(data, pos)[0]
     pos += 4
     o.error_message = None
@@ -689,16 +709,20 @@ def _r_DescribeGroupsResponse_v5(data: Buffer, pos: int) -> tuple[DescribeGroups
     o = _new(DescribeGroupsResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DescribeGroupsResponse.groups is null")
+    if data[pos] == 1:
+        o.groups = []
+        pos += 1
     else:
-        _l1: list[DescribedGroup] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DescribedGroup_v5(data, pos)
-            _a1(_e1)
-        o.groups = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DescribeGroupsResponse.groups is null")
+        else:
+            _l1: list[DescribedGroup] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DescribedGroup_v5(data, pos)
+                _a1(_e1)
+            o.groups = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -715,7 +739,11 @@ def _w_DescribedGroup_v6(o: DescribedGroup, out: bytearray) -> None:
     write_compact_string(out, o.protocol_type)
     write_compact_string(out, o.protocol_data)
     _v6 = o.members
-    write_compact_array_len(out, len(_v6))
+    _c6 = len(_v6) + 1
+    if _c6 < 0x80:
+        out.append(_c6)
+    else:
+        write_uvarint(out, _c6)
     for _e6 in _v6:
         _w_DescribedGroupMember_v5(_e6, out)
     out += _pack_i(o.authorized_operations)
@@ -728,7 +756,11 @@ def _w_DescribedGroup_v6(o: DescribedGroup, out: bytearray) -> None:
 def _w_DescribeGroupsResponse_v6(o: DescribeGroupsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.groups
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_DescribedGroup_v6(_e1, out)
     if o._unknown_tagged is None:
@@ -741,21 +773,29 @@ def _r_DescribedGroup_v6(data: Buffer, pos: int) -> tuple[DescribedGroup, int]:
     o = _new(DescribedGroup)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     o.group_id, pos = read_compact_string(data, pos)
     o.group_state, pos = read_compact_string(data, pos)
     o.protocol_type, pos = read_compact_string(data, pos)
     o.protocol_data, pos = read_compact_string(data, pos)
-    _n6, pos = read_compact_array_len(data, pos)
-    if _n6 < 0:
-        raise ProtocolError("non-nullable array DescribedGroup.members is null")
+    if data[pos] == 1:
+        o.members = []
+        pos += 1
     else:
-        _l6: list[DescribedGroupMember] = []
-        _a6 = _l6.append
-        for _ in range(_n6):
-            _e6, pos = _r_DescribedGroupMember_v5(data, pos)
-            _a6(_e6)
-        o.members = _l6
+        _n6, pos = read_compact_array_len(data, pos)
+        if _n6 < 0:
+            raise ProtocolError("non-nullable array DescribedGroup.members is null")
+        else:
+            _l6: list[DescribedGroupMember] = []
+            _a6 = _l6.append
+            for _ in range(_n6):
+                _e6, pos = _r_DescribedGroupMember_v5(data, pos)
+                _a6(_e6)
+            o.members = _l6
     o.authorized_operations = _unpack_i(data, pos)[0]
     pos += 4
     if data[pos]:
@@ -770,16 +810,20 @@ def _r_DescribeGroupsResponse_v6(data: Buffer, pos: int) -> tuple[DescribeGroups
     o = _new(DescribeGroupsResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DescribeGroupsResponse.groups is null")
+    if data[pos] == 1:
+        o.groups = []
+        pos += 1
     else:
-        _l1: list[DescribedGroup] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DescribedGroup_v6(data, pos)
-            _a1(_e1)
-        o.groups = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DescribeGroupsResponse.groups is null")
+        else:
+            _l1: list[DescribedGroup] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DescribedGroup_v6(data, pos)
+                _a1(_e1)
+            o.groups = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -17,11 +17,11 @@ from .._codec import (
     read_string,
     read_unknown_tags,
     write_array_len,
-    write_compact_array_len,
     write_compact_string,
     write_prim_array,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -287,7 +287,11 @@ def _w_DescribeLogDirsRequest_v2(o: DescribeLogDirsRequest, out: bytearray) -> N
     if _v0 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v0))
+        _c0 = len(_v0) + 1
+        if _c0 < 0x80:
+            out.append(_c0)
+        else:
+            write_uvarint(out, _c0)
         for _e0 in _v0:
             _w_DescribableLogDirTopic_v2(_e0, out)
     if o._unknown_tagged is None:
@@ -299,7 +303,11 @@ def _w_DescribeLogDirsRequest_v2(o: DescribeLogDirsRequest, out: bytearray) -> N
 def _r_DescribableLogDirTopic_v2(data: Buffer, pos: int) -> tuple[DescribableLogDirTopic, int]:
     o = _new(DescribableLogDirTopic)
     o.topic, pos = read_compact_string(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -310,16 +318,20 @@ def _r_DescribableLogDirTopic_v2(data: Buffer, pos: int) -> tuple[DescribableLog
 
 def _r_DescribeLogDirsRequest_v2(data: Buffer, pos: int) -> tuple[DescribeLogDirsRequest, int]:
     o = _new(DescribeLogDirsRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        o.topics = None
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l0: list[DescribableLogDirTopic] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_DescribableLogDirTopic_v2(data, pos)
-            _a0(_e0)
-        o.topics = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            o.topics = None
+        else:
+            _l0: list[DescribableLogDirTopic] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_DescribableLogDirTopic_v2(data, pos)
+                _a0(_e0)
+            o.topics = _l0
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -434,7 +446,11 @@ def _w_DescribeLogDirsPartition_v2(o: DescribeLogDirsPartition, out: bytearray) 
 def _w_DescribeLogDirsTopic_v2(o: DescribeLogDirsTopic, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_DescribeLogDirsPartition_v2(_e1, out)
     if o._unknown_tagged is None:
@@ -447,7 +463,11 @@ def _w_DescribeLogDirsResult_v2(o: DescribeLogDirsResult, out: bytearray) -> Non
     out += _pack_h(o.error_code)
     write_compact_string(out, o.log_dir)
     _v2 = o.topics
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_DescribeLogDirsTopic_v2(_e2, out)
     if o._unknown_tagged is None:
@@ -459,7 +479,11 @@ def _w_DescribeLogDirsResult_v2(o: DescribeLogDirsResult, out: bytearray) -> Non
 def _w_DescribeLogDirsResponse_v2(o: DescribeLogDirsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v2 = o.results
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_DescribeLogDirsResult_v2(_e2, out)
     if o._unknown_tagged is None:
@@ -483,16 +507,20 @@ def _r_DescribeLogDirsPartition_v2(data: Buffer, pos: int) -> tuple[DescribeLogD
 def _r_DescribeLogDirsTopic_v2(data: Buffer, pos: int) -> tuple[DescribeLogDirsTopic, int]:
     o = _new(DescribeLogDirsTopic)
     o.name, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DescribeLogDirsTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[DescribeLogDirsPartition] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DescribeLogDirsPartition_v2(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DescribeLogDirsTopic.partitions is null")
+        else:
+            _l1: list[DescribeLogDirsPartition] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DescribeLogDirsPartition_v2(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -506,16 +534,20 @@ def _r_DescribeLogDirsResult_v2(data: Buffer, pos: int) -> tuple[DescribeLogDirs
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
     o.log_dir, pos = read_compact_string(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array DescribeLogDirsResult.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l2: list[DescribeLogDirsTopic] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_DescribeLogDirsTopic_v2(data, pos)
-            _a2(_e2)
-        o.topics = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array DescribeLogDirsResult.topics is null")
+        else:
+            _l2: list[DescribeLogDirsTopic] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_DescribeLogDirsTopic_v2(data, pos)
+                _a2(_e2)
+            o.topics = _l2
     o.total_bytes = -1
     o.usable_bytes = -1
     o.is_cordoned = False
@@ -531,16 +563,20 @@ def _r_DescribeLogDirsResponse_v2(data: Buffer, pos: int) -> tuple[DescribeLogDi
     o = _new(DescribeLogDirsResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array DescribeLogDirsResponse.results is null")
+    if data[pos] == 1:
+        o.results = []
+        pos += 1
     else:
-        _l2: list[DescribeLogDirsResult] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_DescribeLogDirsResult_v2(data, pos)
-            _a2(_e2)
-        o.results = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array DescribeLogDirsResponse.results is null")
+        else:
+            _l2: list[DescribeLogDirsResult] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_DescribeLogDirsResult_v2(data, pos)
+                _a2(_e2)
+            o.results = _l2
     o.error_code = 0
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -553,7 +589,11 @@ def _r_DescribeLogDirsResponse_v2(data: Buffer, pos: int) -> tuple[DescribeLogDi
 def _w_DescribeLogDirsResponse_v3(o: DescribeLogDirsResponse, out: bytearray) -> None:
     out += _pack_ih(o.throttle_time_ms, o.error_code)
     _v2 = o.results
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_DescribeLogDirsResult_v2(_e2, out)
     if o._unknown_tagged is None:
@@ -566,16 +606,20 @@ def _r_DescribeLogDirsResponse_v3(data: Buffer, pos: int) -> tuple[DescribeLogDi
     o = _new(DescribeLogDirsResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array DescribeLogDirsResponse.results is null")
+    if data[pos] == 1:
+        o.results = []
+        pos += 1
     else:
-        _l2: list[DescribeLogDirsResult] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_DescribeLogDirsResult_v2(data, pos)
-            _a2(_e2)
-        o.results = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array DescribeLogDirsResponse.results is null")
+        else:
+            _l2: list[DescribeLogDirsResult] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_DescribeLogDirsResult_v2(data, pos)
+                _a2(_e2)
+            o.results = _l2
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -588,7 +632,11 @@ def _w_DescribeLogDirsResult_v4(o: DescribeLogDirsResult, out: bytearray) -> Non
     out += _pack_h(o.error_code)
     write_compact_string(out, o.log_dir)
     _v2 = o.topics
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_DescribeLogDirsTopic_v2(_e2, out)
     out += _pack_qq(o.total_bytes, o.usable_bytes)
@@ -601,7 +649,11 @@ def _w_DescribeLogDirsResult_v4(o: DescribeLogDirsResult, out: bytearray) -> Non
 def _w_DescribeLogDirsResponse_v4(o: DescribeLogDirsResponse, out: bytearray) -> None:
     out += _pack_ih(o.throttle_time_ms, o.error_code)
     _v2 = o.results
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_DescribeLogDirsResult_v4(_e2, out)
     if o._unknown_tagged is None:
@@ -615,16 +667,20 @@ def _r_DescribeLogDirsResult_v4(data: Buffer, pos: int) -> tuple[DescribeLogDirs
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
     o.log_dir, pos = read_compact_string(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array DescribeLogDirsResult.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l2: list[DescribeLogDirsTopic] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_DescribeLogDirsTopic_v2(data, pos)
-            _a2(_e2)
-        o.topics = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array DescribeLogDirsResult.topics is null")
+        else:
+            _l2: list[DescribeLogDirsTopic] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_DescribeLogDirsTopic_v2(data, pos)
+                _a2(_e2)
+            o.topics = _l2
     o.total_bytes, o.usable_bytes = _unpack_qq(data, pos)
     pos += 16
     o.is_cordoned = False
@@ -640,16 +696,20 @@ def _r_DescribeLogDirsResponse_v4(data: Buffer, pos: int) -> tuple[DescribeLogDi
     o = _new(DescribeLogDirsResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array DescribeLogDirsResponse.results is null")
+    if data[pos] == 1:
+        o.results = []
+        pos += 1
     else:
-        _l2: list[DescribeLogDirsResult] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_DescribeLogDirsResult_v4(data, pos)
-            _a2(_e2)
-        o.results = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array DescribeLogDirsResponse.results is null")
+        else:
+            _l2: list[DescribeLogDirsResult] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_DescribeLogDirsResult_v4(data, pos)
+                _a2(_e2)
+            o.results = _l2
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -662,7 +722,11 @@ def _w_DescribeLogDirsResult_v5(o: DescribeLogDirsResult, out: bytearray) -> Non
     out += _pack_h(o.error_code)
     write_compact_string(out, o.log_dir)
     _v2 = o.topics
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_DescribeLogDirsTopic_v2(_e2, out)
     out += _pack_qqo(o.total_bytes, o.usable_bytes, o.is_cordoned)
@@ -675,7 +739,11 @@ def _w_DescribeLogDirsResult_v5(o: DescribeLogDirsResult, out: bytearray) -> Non
 def _w_DescribeLogDirsResponse_v5(o: DescribeLogDirsResponse, out: bytearray) -> None:
     out += _pack_ih(o.throttle_time_ms, o.error_code)
     _v2 = o.results
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_DescribeLogDirsResult_v5(_e2, out)
     if o._unknown_tagged is None:
@@ -689,16 +757,20 @@ def _r_DescribeLogDirsResult_v5(data: Buffer, pos: int) -> tuple[DescribeLogDirs
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
     o.log_dir, pos = read_compact_string(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array DescribeLogDirsResult.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l2: list[DescribeLogDirsTopic] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_DescribeLogDirsTopic_v2(data, pos)
-            _a2(_e2)
-        o.topics = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array DescribeLogDirsResult.topics is null")
+        else:
+            _l2: list[DescribeLogDirsTopic] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_DescribeLogDirsTopic_v2(data, pos)
+                _a2(_e2)
+            o.topics = _l2
     o.total_bytes, o.usable_bytes, o.is_cordoned = _unpack_qqo(data, pos)
     pos += 17
     if data[pos]:
@@ -713,16 +785,20 @@ def _r_DescribeLogDirsResponse_v5(data: Buffer, pos: int) -> tuple[DescribeLogDi
     o = _new(DescribeLogDirsResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array DescribeLogDirsResponse.results is null")
+    if data[pos] == 1:
+        o.results = []
+        pos += 1
     else:
-        _l2: list[DescribeLogDirsResult] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_DescribeLogDirsResult_v5(data, pos)
-            _a2(_e2)
-        o.results = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array DescribeLogDirsResponse.results is null")
+        else:
+            _l2: list[DescribeLogDirsResult] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_DescribeLogDirsResult_v5(data, pos)
+                _a2(_e2)
+            o.results = _l2
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

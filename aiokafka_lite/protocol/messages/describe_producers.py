@@ -15,11 +15,11 @@ from .._codec import (
     read_compact_string,
     read_prim_array,
     read_unknown_tags,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_prim_array,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -226,7 +226,11 @@ def _w_TopicRequest_v0(o: TopicRequest, out: bytearray) -> None:
 
 def _w_DescribeProducersRequest_v0(o: DescribeProducersRequest, out: bytearray) -> None:
     _v0 = o.topics
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_TopicRequest_v0(_e0, out)
     if o._unknown_tagged is None:
@@ -238,7 +242,11 @@ def _w_DescribeProducersRequest_v0(o: DescribeProducersRequest, out: bytearray) 
 def _r_TopicRequest_v0(data: Buffer, pos: int) -> tuple[TopicRequest, int]:
     o = _new(TopicRequest)
     o.name, pos = read_compact_string(data, pos)
-    o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partition_indexes = []
+        pos += 1
+    else:
+        o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -249,16 +257,20 @@ def _r_TopicRequest_v0(data: Buffer, pos: int) -> tuple[TopicRequest, int]:
 
 def _r_DescribeProducersRequest_v0(data: Buffer, pos: int) -> tuple[DescribeProducersRequest, int]:
     o = _new(DescribeProducersRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array DescribeProducersRequest.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l0: list[TopicRequest] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_TopicRequest_v0(data, pos)
-            _a0(_e0)
-        o.topics = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array DescribeProducersRequest.topics is null")
+        else:
+            _l0: list[TopicRequest] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_TopicRequest_v0(data, pos)
+                _a0(_e0)
+            o.topics = _l0
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -286,7 +298,11 @@ def _w_PartitionResponse_v0(o: PartitionResponse, out: bytearray) -> None:
     out += _pack_ih(o.partition_index, o.error_code)
     write_compact_nullable_string(out, o.error_message)
     _v3 = o.active_producers
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_ProducerState_v0(_e3, out)
     if o._unknown_tagged is None:
@@ -298,7 +314,11 @@ def _w_PartitionResponse_v0(o: PartitionResponse, out: bytearray) -> None:
 def _w_TopicResponse_v0(o: TopicResponse, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_PartitionResponse_v0(_e1, out)
     if o._unknown_tagged is None:
@@ -310,7 +330,11 @@ def _w_TopicResponse_v0(o: TopicResponse, out: bytearray) -> None:
 def _w_DescribeProducersResponse_v0(o: DescribeProducersResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_TopicResponse_v0(_e1, out)
     if o._unknown_tagged is None:
@@ -342,17 +366,25 @@ def _r_PartitionResponse_v0(data: Buffer, pos: int) -> tuple[PartitionResponse, 
     o = _new(PartitionResponse)
     o.partition_index, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array PartitionResponse.active_producers is null")
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     else:
-        _l3: list[ProducerState] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_ProducerState_v0(data, pos)
-            _a3(_e3)
-        o.active_producers = _l3
+        o.error_message = None
+        pos += 1
+    if data[pos] == 1:
+        o.active_producers = []
+        pos += 1
+    else:
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array PartitionResponse.active_producers is null")
+        else:
+            _l3: list[ProducerState] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_ProducerState_v0(data, pos)
+                _a3(_e3)
+            o.active_producers = _l3
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -364,16 +396,20 @@ def _r_PartitionResponse_v0(data: Buffer, pos: int) -> tuple[PartitionResponse, 
 def _r_TopicResponse_v0(data: Buffer, pos: int) -> tuple[TopicResponse, int]:
     o = _new(TopicResponse)
     o.name, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array TopicResponse.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[PartitionResponse] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_PartitionResponse_v0(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array TopicResponse.partitions is null")
+        else:
+            _l1: list[PartitionResponse] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_PartitionResponse_v0(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -386,16 +422,20 @@ def _r_DescribeProducersResponse_v0(data: Buffer, pos: int) -> tuple[DescribePro
     o = _new(DescribeProducersResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DescribeProducersResponse.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[TopicResponse] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_TopicResponse_v0(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DescribeProducersResponse.topics is null")
+        else:
+            _l1: list[TopicResponse] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_TopicResponse_v0(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

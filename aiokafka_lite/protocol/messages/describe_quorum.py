@@ -17,10 +17,10 @@ from .._codec import (
     read_compact_string,
     read_unknown_tags,
     read_uuid,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -350,7 +350,11 @@ def _w_DescribeQuorumRequestPartitionData_v0(o: DescribeQuorumRequestPartitionDa
 def _w_DescribeQuorumRequestTopicData_v0(o: DescribeQuorumRequestTopicData, out: bytearray) -> None:
     write_compact_string(out, o.topic_name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_DescribeQuorumRequestPartitionData_v0(_e1, out)
     if o._unknown_tagged is None:
@@ -361,7 +365,11 @@ def _w_DescribeQuorumRequestTopicData_v0(o: DescribeQuorumRequestTopicData, out:
 
 def _w_DescribeQuorumRequest_v0(o: DescribeQuorumRequest, out: bytearray) -> None:
     _v0 = o.topics
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_DescribeQuorumRequestTopicData_v0(_e0, out)
     if o._unknown_tagged is None:
@@ -391,16 +399,20 @@ def _r_DescribeQuorumRequestTopicData_v0(
 ) -> tuple[DescribeQuorumRequestTopicData, int]:
     o = _new(DescribeQuorumRequestTopicData)
     o.topic_name, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DescribeQuorumRequestTopicData.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[DescribeQuorumRequestPartitionData] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DescribeQuorumRequestPartitionData_v0(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DescribeQuorumRequestTopicData.partitions is null")
+        else:
+            _l1: list[DescribeQuorumRequestPartitionData] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DescribeQuorumRequestPartitionData_v0(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -411,16 +423,20 @@ def _r_DescribeQuorumRequestTopicData_v0(
 
 def _r_DescribeQuorumRequest_v0(data: Buffer, pos: int) -> tuple[DescribeQuorumRequest, int]:
     o = _new(DescribeQuorumRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array DescribeQuorumRequest.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l0: list[DescribeQuorumRequestTopicData] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_DescribeQuorumRequestTopicData_v0(data, pos)
-            _a0(_e0)
-        o.topics = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array DescribeQuorumRequest.topics is null")
+        else:
+            _l0: list[DescribeQuorumRequestTopicData] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_DescribeQuorumRequestTopicData_v0(data, pos)
+                _a0(_e0)
+            o.topics = _l0
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -445,11 +461,19 @@ def _w_ReplicaState_v0(o: ReplicaState, out: bytearray) -> None:
 def _w_DescribeQuorumResponsePartitionData_v0(o: DescribeQuorumResponsePartitionData, out: bytearray) -> None:
     out += _pack_ihiiq(o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark)
     _v6 = o.current_voters
-    write_compact_array_len(out, len(_v6))
+    _c6 = len(_v6) + 1
+    if _c6 < 0x80:
+        out.append(_c6)
+    else:
+        write_uvarint(out, _c6)
     for _e6 in _v6:
         _w_ReplicaState_v0(_e6, out)
     _v7 = o.observers
-    write_compact_array_len(out, len(_v7))
+    _c7 = len(_v7) + 1
+    if _c7 < 0x80:
+        out.append(_c7)
+    else:
+        write_uvarint(out, _c7)
     for _e7 in _v7:
         _w_ReplicaState_v0(_e7, out)
     if o._unknown_tagged is None:
@@ -461,7 +485,11 @@ def _w_DescribeQuorumResponsePartitionData_v0(o: DescribeQuorumResponsePartition
 def _w_DescribeQuorumResponseTopicData_v0(o: DescribeQuorumResponseTopicData, out: bytearray) -> None:
     write_compact_string(out, o.topic_name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_DescribeQuorumResponsePartitionData_v0(_e1, out)
     if o._unknown_tagged is None:
@@ -473,7 +501,11 @@ def _w_DescribeQuorumResponseTopicData_v0(o: DescribeQuorumResponseTopicData, ou
 def _w_DescribeQuorumResponse_v0(o: DescribeQuorumResponse, out: bytearray) -> None:
     out += _pack_h(o.error_code)
     _v2 = o.topics
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_DescribeQuorumResponseTopicData_v0(_e2, out)
     if (o.nodes is None or len(o.nodes) != 0):
@@ -514,26 +546,36 @@ def _r_DescribeQuorumResponsePartitionData_v0(
         o.high_watermark,
     ) = _unpack_ihiiq(data, pos)
     pos += 22
-    _n6, pos = read_compact_array_len(data, pos)
-    if _n6 < 0:
-        raise ProtocolError("non-nullable array DescribeQuorumResponsePartitionData.current_voters is null")
+    if data[pos] == 1:
+        o.current_voters = []
+        pos += 1
     else:
-        _l6: list[ReplicaState] = []
-        _a6 = _l6.append
-        for _ in range(_n6):
-            _e6, pos = _r_ReplicaState_v0(data, pos)
-            _a6(_e6)
-        o.current_voters = _l6
-    _n7, pos = read_compact_array_len(data, pos)
-    if _n7 < 0:
-        raise ProtocolError("non-nullable array DescribeQuorumResponsePartitionData.observers is null")
+        _n6, pos = read_compact_array_len(data, pos)
+        if _n6 < 0:
+            raise ProtocolError(
+                "non-nullable array DescribeQuorumResponsePartitionData.current_voters is null",
+            )
+        else:
+            _l6: list[ReplicaState] = []
+            _a6 = _l6.append
+            for _ in range(_n6):
+                _e6, pos = _r_ReplicaState_v0(data, pos)
+                _a6(_e6)
+            o.current_voters = _l6
+    if data[pos] == 1:
+        o.observers = []
+        pos += 1
     else:
-        _l7: list[ReplicaState] = []
-        _a7 = _l7.append
-        for _ in range(_n7):
-            _e7, pos = _r_ReplicaState_v0(data, pos)
-            _a7(_e7)
-        o.observers = _l7
+        _n7, pos = read_compact_array_len(data, pos)
+        if _n7 < 0:
+            raise ProtocolError("non-nullable array DescribeQuorumResponsePartitionData.observers is null")
+        else:
+            _l7: list[ReplicaState] = []
+            _a7 = _l7.append
+            for _ in range(_n7):
+                _e7, pos = _r_ReplicaState_v0(data, pos)
+                _a7(_e7)
+            o.observers = _l7
     o.error_message = ''
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -549,16 +591,20 @@ def _r_DescribeQuorumResponseTopicData_v0(
 ) -> tuple[DescribeQuorumResponseTopicData, int]:
     o = _new(DescribeQuorumResponseTopicData)
     o.topic_name, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DescribeQuorumResponseTopicData.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[DescribeQuorumResponsePartitionData] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DescribeQuorumResponsePartitionData_v0(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DescribeQuorumResponseTopicData.partitions is null")
+        else:
+            _l1: list[DescribeQuorumResponsePartitionData] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DescribeQuorumResponsePartitionData_v0(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -571,16 +617,20 @@ def _r_DescribeQuorumResponse_v0(data: Buffer, pos: int) -> tuple[DescribeQuorum
     o = _new(DescribeQuorumResponse)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array DescribeQuorumResponse.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l2: list[DescribeQuorumResponseTopicData] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_DescribeQuorumResponseTopicData_v0(data, pos)
-            _a2(_e2)
-        o.topics = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array DescribeQuorumResponse.topics is null")
+        else:
+            _l2: list[DescribeQuorumResponseTopicData] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_DescribeQuorumResponseTopicData_v0(data, pos)
+                _a2(_e2)
+            o.topics = _l2
     o.error_message = ''
     o.nodes = []
     if data[pos]:
@@ -607,11 +657,19 @@ def _w_ReplicaState_v1(o: ReplicaState, out: bytearray) -> None:
 def _w_DescribeQuorumResponsePartitionData_v1(o: DescribeQuorumResponsePartitionData, out: bytearray) -> None:
     out += _pack_ihiiq(o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark)
     _v6 = o.current_voters
-    write_compact_array_len(out, len(_v6))
+    _c6 = len(_v6) + 1
+    if _c6 < 0x80:
+        out.append(_c6)
+    else:
+        write_uvarint(out, _c6)
     for _e6 in _v6:
         _w_ReplicaState_v1(_e6, out)
     _v7 = o.observers
-    write_compact_array_len(out, len(_v7))
+    _c7 = len(_v7) + 1
+    if _c7 < 0x80:
+        out.append(_c7)
+    else:
+        write_uvarint(out, _c7)
     for _e7 in _v7:
         _w_ReplicaState_v1(_e7, out)
     if o._unknown_tagged is None:
@@ -623,7 +681,11 @@ def _w_DescribeQuorumResponsePartitionData_v1(o: DescribeQuorumResponsePartition
 def _w_DescribeQuorumResponseTopicData_v1(o: DescribeQuorumResponseTopicData, out: bytearray) -> None:
     write_compact_string(out, o.topic_name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_DescribeQuorumResponsePartitionData_v1(_e1, out)
     if o._unknown_tagged is None:
@@ -635,7 +697,11 @@ def _w_DescribeQuorumResponseTopicData_v1(o: DescribeQuorumResponseTopicData, ou
 def _w_DescribeQuorumResponse_v1(o: DescribeQuorumResponse, out: bytearray) -> None:
     out += _pack_h(o.error_code)
     _v2 = o.topics
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_DescribeQuorumResponseTopicData_v1(_e2, out)
     if (o.nodes is None or len(o.nodes) != 0):
@@ -679,26 +745,36 @@ def _r_DescribeQuorumResponsePartitionData_v1(
         o.high_watermark,
     ) = _unpack_ihiiq(data, pos)
     pos += 22
-    _n6, pos = read_compact_array_len(data, pos)
-    if _n6 < 0:
-        raise ProtocolError("non-nullable array DescribeQuorumResponsePartitionData.current_voters is null")
+    if data[pos] == 1:
+        o.current_voters = []
+        pos += 1
     else:
-        _l6: list[ReplicaState] = []
-        _a6 = _l6.append
-        for _ in range(_n6):
-            _e6, pos = _r_ReplicaState_v1(data, pos)
-            _a6(_e6)
-        o.current_voters = _l6
-    _n7, pos = read_compact_array_len(data, pos)
-    if _n7 < 0:
-        raise ProtocolError("non-nullable array DescribeQuorumResponsePartitionData.observers is null")
+        _n6, pos = read_compact_array_len(data, pos)
+        if _n6 < 0:
+            raise ProtocolError(
+                "non-nullable array DescribeQuorumResponsePartitionData.current_voters is null",
+            )
+        else:
+            _l6: list[ReplicaState] = []
+            _a6 = _l6.append
+            for _ in range(_n6):
+                _e6, pos = _r_ReplicaState_v1(data, pos)
+                _a6(_e6)
+            o.current_voters = _l6
+    if data[pos] == 1:
+        o.observers = []
+        pos += 1
     else:
-        _l7: list[ReplicaState] = []
-        _a7 = _l7.append
-        for _ in range(_n7):
-            _e7, pos = _r_ReplicaState_v1(data, pos)
-            _a7(_e7)
-        o.observers = _l7
+        _n7, pos = read_compact_array_len(data, pos)
+        if _n7 < 0:
+            raise ProtocolError("non-nullable array DescribeQuorumResponsePartitionData.observers is null")
+        else:
+            _l7: list[ReplicaState] = []
+            _a7 = _l7.append
+            for _ in range(_n7):
+                _e7, pos = _r_ReplicaState_v1(data, pos)
+                _a7(_e7)
+            o.observers = _l7
     o.error_message = ''
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -714,16 +790,20 @@ def _r_DescribeQuorumResponseTopicData_v1(
 ) -> tuple[DescribeQuorumResponseTopicData, int]:
     o = _new(DescribeQuorumResponseTopicData)
     o.topic_name, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DescribeQuorumResponseTopicData.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[DescribeQuorumResponsePartitionData] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DescribeQuorumResponsePartitionData_v1(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DescribeQuorumResponseTopicData.partitions is null")
+        else:
+            _l1: list[DescribeQuorumResponsePartitionData] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DescribeQuorumResponsePartitionData_v1(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -736,16 +816,20 @@ def _r_DescribeQuorumResponse_v1(data: Buffer, pos: int) -> tuple[DescribeQuorum
     o = _new(DescribeQuorumResponse)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array DescribeQuorumResponse.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l2: list[DescribeQuorumResponseTopicData] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_DescribeQuorumResponseTopicData_v1(data, pos)
-            _a2(_e2)
-        o.topics = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array DescribeQuorumResponse.topics is null")
+        else:
+            _l2: list[DescribeQuorumResponseTopicData] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_DescribeQuorumResponseTopicData_v1(data, pos)
+                _a2(_e2)
+            o.topics = _l2
     o.error_message = ''
     o.nodes = []
     if data[pos]:
@@ -771,11 +855,19 @@ def _w_DescribeQuorumResponsePartitionData_v2(o: DescribeQuorumResponsePartition
     write_compact_nullable_string(out, o.error_message)
     out += _pack_iiq(o.leader_id, o.leader_epoch, o.high_watermark)
     _v6 = o.current_voters
-    write_compact_array_len(out, len(_v6))
+    _c6 = len(_v6) + 1
+    if _c6 < 0x80:
+        out.append(_c6)
+    else:
+        write_uvarint(out, _c6)
     for _e6 in _v6:
         _w_ReplicaState_v2(_e6, out)
     _v7 = o.observers
-    write_compact_array_len(out, len(_v7))
+    _c7 = len(_v7) + 1
+    if _c7 < 0x80:
+        out.append(_c7)
+    else:
+        write_uvarint(out, _c7)
     for _e7 in _v7:
         _w_ReplicaState_v2(_e7, out)
     if o._unknown_tagged is None:
@@ -787,7 +879,11 @@ def _w_DescribeQuorumResponsePartitionData_v2(o: DescribeQuorumResponsePartition
 def _w_DescribeQuorumResponseTopicData_v2(o: DescribeQuorumResponseTopicData, out: bytearray) -> None:
     write_compact_string(out, o.topic_name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_DescribeQuorumResponsePartitionData_v2(_e1, out)
     if o._unknown_tagged is None:
@@ -809,7 +905,11 @@ def _w_Listener_v2(o: Listener, out: bytearray) -> None:
 def _w_Node_v2(o: Node, out: bytearray) -> None:
     out += _pack_i(o.node_id)
     _v1 = o.listeners
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_Listener_v2(_e1, out)
     if o._unknown_tagged is None:
@@ -822,11 +922,19 @@ def _w_DescribeQuorumResponse_v2(o: DescribeQuorumResponse, out: bytearray) -> N
     out += _pack_h(o.error_code)
     write_compact_nullable_string(out, o.error_message)
     _v2 = o.topics
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_DescribeQuorumResponseTopicData_v2(_e2, out)
     _v3 = o.nodes
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_Node_v2(_e3, out)
     if o._unknown_tagged is None:
@@ -857,29 +965,43 @@ def _r_DescribeQuorumResponsePartitionData_v2(
     o = _new(DescribeQuorumResponsePartitionData)
     o.partition_index, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     o.leader_id, o.leader_epoch, o.high_watermark = _unpack_iiq(data, pos)
     pos += 16
-    _n6, pos = read_compact_array_len(data, pos)
-    if _n6 < 0:
-        raise ProtocolError("non-nullable array DescribeQuorumResponsePartitionData.current_voters is null")
+    if data[pos] == 1:
+        o.current_voters = []
+        pos += 1
     else:
-        _l6: list[ReplicaState] = []
-        _a6 = _l6.append
-        for _ in range(_n6):
-            _e6, pos = _r_ReplicaState_v2(data, pos)
-            _a6(_e6)
-        o.current_voters = _l6
-    _n7, pos = read_compact_array_len(data, pos)
-    if _n7 < 0:
-        raise ProtocolError("non-nullable array DescribeQuorumResponsePartitionData.observers is null")
+        _n6, pos = read_compact_array_len(data, pos)
+        if _n6 < 0:
+            raise ProtocolError(
+                "non-nullable array DescribeQuorumResponsePartitionData.current_voters is null",
+            )
+        else:
+            _l6: list[ReplicaState] = []
+            _a6 = _l6.append
+            for _ in range(_n6):
+                _e6, pos = _r_ReplicaState_v2(data, pos)
+                _a6(_e6)
+            o.current_voters = _l6
+    if data[pos] == 1:
+        o.observers = []
+        pos += 1
     else:
-        _l7: list[ReplicaState] = []
-        _a7 = _l7.append
-        for _ in range(_n7):
-            _e7, pos = _r_ReplicaState_v2(data, pos)
-            _a7(_e7)
-        o.observers = _l7
+        _n7, pos = read_compact_array_len(data, pos)
+        if _n7 < 0:
+            raise ProtocolError("non-nullable array DescribeQuorumResponsePartitionData.observers is null")
+        else:
+            _l7: list[ReplicaState] = []
+            _a7 = _l7.append
+            for _ in range(_n7):
+                _e7, pos = _r_ReplicaState_v2(data, pos)
+                _a7(_e7)
+            o.observers = _l7
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -894,16 +1016,20 @@ def _r_DescribeQuorumResponseTopicData_v2(
 ) -> tuple[DescribeQuorumResponseTopicData, int]:
     o = _new(DescribeQuorumResponseTopicData)
     o.topic_name, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DescribeQuorumResponseTopicData.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[DescribeQuorumResponsePartitionData] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DescribeQuorumResponsePartitionData_v2(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DescribeQuorumResponseTopicData.partitions is null")
+        else:
+            _l1: list[DescribeQuorumResponsePartitionData] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DescribeQuorumResponsePartitionData_v2(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -930,16 +1056,20 @@ def _r_Node_v2(data: Buffer, pos: int) -> tuple[Node, int]:
     o = _new(Node)
     o.node_id = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array Node.listeners is null")
+    if data[pos] == 1:
+        o.listeners = []
+        pos += 1
     else:
-        _l1: list[Listener] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_Listener_v2(data, pos)
-            _a1(_e1)
-        o.listeners = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array Node.listeners is null")
+        else:
+            _l1: list[Listener] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_Listener_v2(data, pos)
+                _a1(_e1)
+            o.listeners = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -952,27 +1082,39 @@ def _r_DescribeQuorumResponse_v2(data: Buffer, pos: int) -> tuple[DescribeQuorum
     o = _new(DescribeQuorumResponse)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.error_message, pos = read_compact_nullable_string(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array DescribeQuorumResponse.topics is null")
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     else:
-        _l2: list[DescribeQuorumResponseTopicData] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_DescribeQuorumResponseTopicData_v2(data, pos)
-            _a2(_e2)
-        o.topics = _l2
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array DescribeQuorumResponse.nodes is null")
+        o.error_message = None
+        pos += 1
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l3: list[Node] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_Node_v2(data, pos)
-            _a3(_e3)
-        o.nodes = _l3
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array DescribeQuorumResponse.topics is null")
+        else:
+            _l2: list[DescribeQuorumResponseTopicData] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_DescribeQuorumResponseTopicData_v2(data, pos)
+                _a2(_e2)
+            o.topics = _l2
+    if data[pos] == 1:
+        o.nodes = []
+        pos += 1
+    else:
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array DescribeQuorumResponse.nodes is null")
+        else:
+            _l3: list[Node] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_Node_v2(data, pos)
+                _a3(_e3)
+            o.nodes = _l3
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

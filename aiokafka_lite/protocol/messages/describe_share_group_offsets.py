@@ -18,11 +18,11 @@ from .._codec import (
     read_prim_array,
     read_unknown_tags,
     read_uuid,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_prim_array,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -260,7 +260,11 @@ def _w_DescribeShareGroupOffsetsRequestGroup_v0(
     if _v1 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v1))
+        _c1 = len(_v1) + 1
+        if _c1 < 0x80:
+            out.append(_c1)
+        else:
+            write_uvarint(out, _c1)
         for _e1 in _v1:
             _w_DescribeShareGroupOffsetsRequestTopic_v0(_e1, out)
     if o._unknown_tagged is None:
@@ -271,7 +275,11 @@ def _w_DescribeShareGroupOffsetsRequestGroup_v0(
 
 def _w_DescribeShareGroupOffsetsRequest_v0(o: DescribeShareGroupOffsetsRequest, out: bytearray) -> None:
     _v0 = o.groups
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_DescribeShareGroupOffsetsRequestGroup_v0(_e0, out)
     if o._unknown_tagged is None:
@@ -286,7 +294,11 @@ def _r_DescribeShareGroupOffsetsRequestTopic_v0(
 ) -> tuple[DescribeShareGroupOffsetsRequestTopic, int]:
     o = _new(DescribeShareGroupOffsetsRequestTopic)
     o.topic_name, pos = read_compact_string(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -301,16 +313,20 @@ def _r_DescribeShareGroupOffsetsRequestGroup_v0(
 ) -> tuple[DescribeShareGroupOffsetsRequestGroup, int]:
     o = _new(DescribeShareGroupOffsetsRequestGroup)
     o.group_id, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        o.topics = None
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[DescribeShareGroupOffsetsRequestTopic] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DescribeShareGroupOffsetsRequestTopic_v0(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            o.topics = None
+        else:
+            _l1: list[DescribeShareGroupOffsetsRequestTopic] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DescribeShareGroupOffsetsRequestTopic_v0(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -324,16 +340,20 @@ def _r_DescribeShareGroupOffsetsRequest_v0(
     pos: int,
 ) -> tuple[DescribeShareGroupOffsetsRequest, int]:
     o = _new(DescribeShareGroupOffsetsRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array DescribeShareGroupOffsetsRequest.groups is null")
+    if data[pos] == 1:
+        o.groups = []
+        pos += 1
     else:
-        _l0: list[DescribeShareGroupOffsetsRequestGroup] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_DescribeShareGroupOffsetsRequestGroup_v0(data, pos)
-            _a0(_e0)
-        o.groups = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array DescribeShareGroupOffsetsRequest.groups is null")
+        else:
+            _l0: list[DescribeShareGroupOffsetsRequestGroup] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_DescribeShareGroupOffsetsRequestGroup_v0(data, pos)
+                _a0(_e0)
+            o.groups = _l0
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -361,7 +381,11 @@ def _w_DescribeShareGroupOffsetsResponseTopic_v0(
     write_compact_string(out, o.topic_name)
     out += o.topic_id.bytes
     _v2 = o.partitions
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_DescribeShareGroupOffsetsResponsePartition_v0(_e2, out)
     if o._unknown_tagged is None:
@@ -376,7 +400,11 @@ def _w_DescribeShareGroupOffsetsResponseGroup_v0(
 ) -> None:
     write_compact_string(out, o.group_id)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_DescribeShareGroupOffsetsResponseTopic_v0(_e1, out)
     out += _pack_h(o.error_code)
@@ -390,7 +418,11 @@ def _w_DescribeShareGroupOffsetsResponseGroup_v0(
 def _w_DescribeShareGroupOffsetsResponse_v0(o: DescribeShareGroupOffsetsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.groups
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_DescribeShareGroupOffsetsResponseGroup_v0(_e1, out)
     if o._unknown_tagged is None:
@@ -406,7 +438,11 @@ def _r_DescribeShareGroupOffsetsResponsePartition_v0(
     o = _new(DescribeShareGroupOffsetsResponsePartition)
     o.partition_index, o.start_offset, o.leader_epoch, o.error_code = _unpack_iqih(data, pos)
     pos += 18
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -422,16 +458,22 @@ def _r_DescribeShareGroupOffsetsResponseTopic_v0(
     o = _new(DescribeShareGroupOffsetsResponseTopic)
     o.topic_name, pos = read_compact_string(data, pos)
     o.topic_id, pos = read_uuid(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array DescribeShareGroupOffsetsResponseTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l2: list[DescribeShareGroupOffsetsResponsePartition] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_DescribeShareGroupOffsetsResponsePartition_v0(data, pos)
-            _a2(_e2)
-        o.partitions = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError(
+                "non-nullable array DescribeShareGroupOffsetsResponseTopic.partitions is null",
+            )
+        else:
+            _l2: list[DescribeShareGroupOffsetsResponsePartition] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_DescribeShareGroupOffsetsResponsePartition_v0(data, pos)
+                _a2(_e2)
+            o.partitions = _l2
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -446,19 +488,27 @@ def _r_DescribeShareGroupOffsetsResponseGroup_v0(
 ) -> tuple[DescribeShareGroupOffsetsResponseGroup, int]:
     o = _new(DescribeShareGroupOffsetsResponseGroup)
     o.group_id, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DescribeShareGroupOffsetsResponseGroup.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[DescribeShareGroupOffsetsResponseTopic] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DescribeShareGroupOffsetsResponseTopic_v0(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DescribeShareGroupOffsetsResponseGroup.topics is null")
+        else:
+            _l1: list[DescribeShareGroupOffsetsResponseTopic] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DescribeShareGroupOffsetsResponseTopic_v0(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -474,16 +524,20 @@ def _r_DescribeShareGroupOffsetsResponse_v0(
     o = _new(DescribeShareGroupOffsetsResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DescribeShareGroupOffsetsResponse.groups is null")
+    if data[pos] == 1:
+        o.groups = []
+        pos += 1
     else:
-        _l1: list[DescribeShareGroupOffsetsResponseGroup] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DescribeShareGroupOffsetsResponseGroup_v0(data, pos)
-            _a1(_e1)
-        o.groups = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DescribeShareGroupOffsetsResponse.groups is null")
+        else:
+            _l1: list[DescribeShareGroupOffsetsResponseGroup] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DescribeShareGroupOffsetsResponseGroup_v0(data, pos)
+                _a1(_e1)
+            o.groups = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -18,11 +18,11 @@ from .._codec import (
     read_prim_array,
     read_unknown_tags,
     read_uuid,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_prim_array,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -307,7 +307,11 @@ def _w_DescribeTopicPartitionsRequestCursor_v0(
 
 def _w_DescribeTopicPartitionsRequest_v0(o: DescribeTopicPartitionsRequest, out: bytearray) -> None:
     _v0 = o.topics
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_TopicRequest_v0(_e0, out)
     out += _pack_i(o.response_partition_limit)
@@ -355,16 +359,20 @@ def _r_DescribeTopicPartitionsRequest_v0(
     pos: int,
 ) -> tuple[DescribeTopicPartitionsRequest, int]:
     o = _new(DescribeTopicPartitionsRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array DescribeTopicPartitionsRequest.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l0: list[TopicRequest] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_TopicRequest_v0(data, pos)
-            _a0(_e0)
-        o.topics = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array DescribeTopicPartitionsRequest.topics is null")
+        else:
+            _l0: list[TopicRequest] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_TopicRequest_v0(data, pos)
+                _a0(_e0)
+            o.topics = _l0
     o.response_partition_limit = _unpack_i(data, pos)[0]
     pos += 4
     if data[pos] & 0x80:
@@ -405,7 +413,11 @@ def _w_DescribeTopicPartitionsResponseTopic_v0(
     out += o.topic_id.bytes
     out += _pack_o(o.is_internal)
     _v4 = o.partitions
-    write_compact_array_len(out, len(_v4))
+    _c4 = len(_v4) + 1
+    if _c4 < 0x80:
+        out.append(_c4)
+    else:
+        write_uvarint(out, _c4)
     for _e4 in _v4:
         _w_DescribeTopicPartitionsResponsePartition_v0(_e4, out)
     out += _pack_i(o.topic_authorized_operations)
@@ -430,7 +442,11 @@ def _w_DescribeTopicPartitionsResponseCursor_v0(
 def _w_DescribeTopicPartitionsResponse_v0(o: DescribeTopicPartitionsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_DescribeTopicPartitionsResponseTopic_v0(_e1, out)
     _v2 = o.next_cursor
@@ -452,11 +468,31 @@ def _r_DescribeTopicPartitionsResponsePartition_v0(
     o = _new(DescribeTopicPartitionsResponsePartition)
     o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _unpack_hiii(data, pos)
     pos += 14
-    o.replica_nodes, pos = read_prim_array(data, pos, 'i', True, False)
-    o.isr_nodes, pos = read_prim_array(data, pos, 'i', True, False)
-    o.eligible_leader_replicas, pos = read_prim_array(data, pos, 'i', True, True)
-    o.last_known_elr, pos = read_prim_array(data, pos, 'i', True, True)
-    o.offline_replicas, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.replica_nodes = []
+        pos += 1
+    else:
+        o.replica_nodes, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.isr_nodes = []
+        pos += 1
+    else:
+        o.isr_nodes, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.eligible_leader_replicas = []
+        pos += 1
+    else:
+        o.eligible_leader_replicas, pos = read_prim_array(data, pos, 'i', True, True)
+    if data[pos] == 1:
+        o.last_known_elr = []
+        pos += 1
+    else:
+        o.last_known_elr, pos = read_prim_array(data, pos, 'i', True, True)
+    if data[pos] == 1:
+        o.offline_replicas = []
+        pos += 1
+    else:
+        o.offline_replicas, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -472,20 +508,28 @@ def _r_DescribeTopicPartitionsResponseTopic_v0(
     o = _new(DescribeTopicPartitionsResponseTopic)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.name, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.name, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.name = None
+        pos += 1
     o.topic_id, pos = read_uuid(data, pos)
     o.is_internal = _unpack_o(data, pos)[0]
     pos += 1
-    _n4, pos = read_compact_array_len(data, pos)
-    if _n4 < 0:
-        raise ProtocolError("non-nullable array DescribeTopicPartitionsResponseTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l4: list[DescribeTopicPartitionsResponsePartition] = []
-        _a4 = _l4.append
-        for _ in range(_n4):
-            _e4, pos = _r_DescribeTopicPartitionsResponsePartition_v0(data, pos)
-            _a4(_e4)
-        o.partitions = _l4
+        _n4, pos = read_compact_array_len(data, pos)
+        if _n4 < 0:
+            raise ProtocolError("non-nullable array DescribeTopicPartitionsResponseTopic.partitions is null")
+        else:
+            _l4: list[DescribeTopicPartitionsResponsePartition] = []
+            _a4 = _l4.append
+            for _ in range(_n4):
+                _e4, pos = _r_DescribeTopicPartitionsResponsePartition_v0(data, pos)
+                _a4(_e4)
+            o.partitions = _l4
     o.topic_authorized_operations = _unpack_i(data, pos)[0]
     pos += 4
     if data[pos]:
@@ -519,16 +563,20 @@ def _r_DescribeTopicPartitionsResponse_v0(
     o = _new(DescribeTopicPartitionsResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DescribeTopicPartitionsResponse.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[DescribeTopicPartitionsResponseTopic] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DescribeTopicPartitionsResponseTopic_v0(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DescribeTopicPartitionsResponse.topics is null")
+        else:
+            _l1: list[DescribeTopicPartitionsResponseTopic] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DescribeTopicPartitionsResponseTopic_v0(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     if data[pos] & 0x80:
         o.next_cursor = None
         pos += 1

@@ -14,10 +14,10 @@ from .._codec import (
     read_compact_string,
     read_prim_array,
     read_unknown_tags,
-    write_compact_array_len,
     write_compact_string,
     write_prim_array,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -180,7 +180,11 @@ def _w_DescribeTransactionsRequest_v0(o: DescribeTransactionsRequest, out: bytea
 
 def _r_DescribeTransactionsRequest_v0(data: Buffer, pos: int) -> tuple[DescribeTransactionsRequest, int]:
     o = _new(DescribeTransactionsRequest)
-    o.transactional_ids, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.transactional_ids = []
+        pos += 1
+    else:
+        o.transactional_ids, pos = read_prim_array(data, pos, 's', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -204,7 +208,11 @@ def _w_TransactionState_v0(o: TransactionState, out: bytearray) -> None:
     write_compact_string(out, o.transaction_state)
     out += _pack_iqqh(o.transaction_timeout_ms, o.transaction_start_time_ms, o.producer_id, o.producer_epoch)
     _v7 = o.topics
-    write_compact_array_len(out, len(_v7))
+    _c7 = len(_v7) + 1
+    if _c7 < 0x80:
+        out.append(_c7)
+    else:
+        write_uvarint(out, _c7)
     for _e7 in _v7:
         _w_TopicData_v0(_e7, out)
     if o._unknown_tagged is None:
@@ -216,7 +224,11 @@ def _w_TransactionState_v0(o: TransactionState, out: bytearray) -> None:
 def _w_DescribeTransactionsResponse_v0(o: DescribeTransactionsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.transaction_states
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_TransactionState_v0(_e1, out)
     if o._unknown_tagged is None:
@@ -228,7 +240,11 @@ def _w_DescribeTransactionsResponse_v0(o: DescribeTransactionsResponse, out: byt
 def _r_TopicData_v0(data: Buffer, pos: int) -> tuple[TopicData, int]:
     o = _new(TopicData)
     o.topic, pos = read_compact_string(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -250,16 +266,20 @@ def _r_TransactionState_v0(data: Buffer, pos: int) -> tuple[TransactionState, in
         o.producer_epoch,
     ) = _unpack_iqqh(data, pos)
     pos += 22
-    _n7, pos = read_compact_array_len(data, pos)
-    if _n7 < 0:
-        raise ProtocolError("non-nullable array TransactionState.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l7: list[TopicData] = []
-        _a7 = _l7.append
-        for _ in range(_n7):
-            _e7, pos = _r_TopicData_v0(data, pos)
-            _a7(_e7)
-        o.topics = _l7
+        _n7, pos = read_compact_array_len(data, pos)
+        if _n7 < 0:
+            raise ProtocolError("non-nullable array TransactionState.topics is null")
+        else:
+            _l7: list[TopicData] = []
+            _a7 = _l7.append
+            for _ in range(_n7):
+                _e7, pos = _r_TopicData_v0(data, pos)
+                _a7(_e7)
+            o.topics = _l7
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -272,16 +292,20 @@ def _r_DescribeTransactionsResponse_v0(data: Buffer, pos: int) -> tuple[Describe
     o = _new(DescribeTransactionsResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array DescribeTransactionsResponse.transaction_states is null")
+    if data[pos] == 1:
+        o.transaction_states = []
+        pos += 1
     else:
-        _l1: list[TransactionState] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_TransactionState_v0(data, pos)
-            _a1(_e1)
-        o.transaction_states = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array DescribeTransactionsResponse.transaction_states is null")
+        else:
+            _l1: list[TransactionState] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_TransactionState_v0(data, pos)
+                _a1(_e1)
+            o.transaction_states = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -14,10 +14,10 @@ from .._codec import (
     read_compact_nullable_string,
     read_compact_string,
     read_unknown_tags,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -181,7 +181,11 @@ def _w_DescribeUserScramCredentialsRequest_v0(o: DescribeUserScramCredentialsReq
     if _v0 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v0))
+        _c0 = len(_v0) + 1
+        if _c0 < 0x80:
+            out.append(_c0)
+        else:
+            write_uvarint(out, _c0)
         for _e0 in _v0:
             _w_UserName_v0(_e0, out)
     if o._unknown_tagged is None:
@@ -206,16 +210,20 @@ def _r_DescribeUserScramCredentialsRequest_v0(
     pos: int,
 ) -> tuple[DescribeUserScramCredentialsRequest, int]:
     o = _new(DescribeUserScramCredentialsRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        o.users = None
+    if data[pos] == 1:
+        o.users = []
+        pos += 1
     else:
-        _l0: list[UserName] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_UserName_v0(data, pos)
-            _a0(_e0)
-        o.users = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            o.users = None
+        else:
+            _l0: list[UserName] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_UserName_v0(data, pos)
+                _a0(_e0)
+            o.users = _l0
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -237,7 +245,11 @@ def _w_DescribeUserScramCredentialsResult_v0(o: DescribeUserScramCredentialsResu
     out += _pack_h(o.error_code)
     write_compact_nullable_string(out, o.error_message)
     _v3 = o.credential_infos
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_CredentialInfo_v0(_e3, out)
     if o._unknown_tagged is None:
@@ -253,7 +265,11 @@ def _w_DescribeUserScramCredentialsResponse_v0(
     out += _pack_ih(o.throttle_time_ms, o.error_code)
     write_compact_nullable_string(out, o.error_message)
     _v3 = o.results
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_DescribeUserScramCredentialsResult_v0(_e3, out)
     if o._unknown_tagged is None:
@@ -282,17 +298,27 @@ def _r_DescribeUserScramCredentialsResult_v0(
     o.user, pos = read_compact_string(data, pos)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.error_message, pos = read_compact_nullable_string(data, pos)
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array DescribeUserScramCredentialsResult.credential_infos is null")
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     else:
-        _l3: list[CredentialInfo] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_CredentialInfo_v0(data, pos)
-            _a3(_e3)
-        o.credential_infos = _l3
+        o.error_message = None
+        pos += 1
+    if data[pos] == 1:
+        o.credential_infos = []
+        pos += 1
+    else:
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError(
+                "non-nullable array DescribeUserScramCredentialsResult.credential_infos is null",
+            )
+        else:
+            _l3: list[CredentialInfo] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_CredentialInfo_v0(data, pos)
+                _a3(_e3)
+            o.credential_infos = _l3
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -308,17 +334,25 @@ def _r_DescribeUserScramCredentialsResponse_v0(
     o = _new(DescribeUserScramCredentialsResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array DescribeUserScramCredentialsResponse.results is null")
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     else:
-        _l3: list[DescribeUserScramCredentialsResult] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_DescribeUserScramCredentialsResult_v0(data, pos)
-            _a3(_e3)
-        o.results = _l3
+        o.error_message = None
+        pos += 1
+    if data[pos] == 1:
+        o.results = []
+        pos += 1
+    else:
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array DescribeUserScramCredentialsResponse.results is null")
+        else:
+            _l3: list[DescribeUserScramCredentialsResult] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_DescribeUserScramCredentialsResult_v0(data, pos)
+                _a3(_e3)
+            o.results = _l3
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

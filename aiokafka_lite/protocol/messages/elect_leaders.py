@@ -19,13 +19,13 @@ from .._codec import (
     read_string,
     read_unknown_tags,
     write_array_len,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_nullable_string,
     write_prim_array,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -280,7 +280,11 @@ def _w_ElectLeadersRequest_v2(o: ElectLeadersRequest, out: bytearray) -> None:
     if _v1 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v1))
+        _c1 = len(_v1) + 1
+        if _c1 < 0x80:
+            out.append(_c1)
+        else:
+            write_uvarint(out, _c1)
         for _e1 in _v1:
             _w_TopicPartitions_v2(_e1, out)
     out += _pack_i(o.timeout_ms)
@@ -293,7 +297,11 @@ def _w_ElectLeadersRequest_v2(o: ElectLeadersRequest, out: bytearray) -> None:
 def _r_TopicPartitions_v2(data: Buffer, pos: int) -> tuple[TopicPartitions, int]:
     o = _new(TopicPartitions)
     o.topic, pos = read_compact_string(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -306,16 +314,20 @@ def _r_ElectLeadersRequest_v2(data: Buffer, pos: int) -> tuple[ElectLeadersReque
     o = _new(ElectLeadersRequest)
     o.election_type = _unpack_b(data, pos)[0]
     pos += 1
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        o.topic_partitions = None
+    if data[pos] == 1:
+        o.topic_partitions = []
+        pos += 1
     else:
-        _l1: list[TopicPartitions] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_TopicPartitions_v2(data, pos)
-            _a1(_e1)
-        o.topic_partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            o.topic_partitions = None
+        else:
+            _l1: list[TopicPartitions] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_TopicPartitions_v2(data, pos)
+                _a1(_e1)
+            o.topic_partitions = _l1
     o.timeout_ms = _unpack_i(data, pos)[0]
     pos += 4
     if data[pos]:
@@ -434,7 +446,11 @@ def _w_PartitionResult_v2(o: PartitionResult, out: bytearray) -> None:
 def _w_ReplicaElectionResult_v2(o: ReplicaElectionResult, out: bytearray) -> None:
     write_compact_string(out, o.topic)
     _v1 = o.partition_result
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_PartitionResult_v2(_e1, out)
     if o._unknown_tagged is None:
@@ -446,7 +462,11 @@ def _w_ReplicaElectionResult_v2(o: ReplicaElectionResult, out: bytearray) -> Non
 def _w_ElectLeadersResponse_v2(o: ElectLeadersResponse, out: bytearray) -> None:
     out += _pack_ih(o.throttle_time_ms, o.error_code)
     _v2 = o.replica_election_results
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_ReplicaElectionResult_v2(_e2, out)
     if o._unknown_tagged is None:
@@ -459,7 +479,11 @@ def _r_PartitionResult_v2(data: Buffer, pos: int) -> tuple[PartitionResult, int]
     o = _new(PartitionResult)
     o.partition_id, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -471,16 +495,20 @@ def _r_PartitionResult_v2(data: Buffer, pos: int) -> tuple[PartitionResult, int]
 def _r_ReplicaElectionResult_v2(data: Buffer, pos: int) -> tuple[ReplicaElectionResult, int]:
     o = _new(ReplicaElectionResult)
     o.topic, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array ReplicaElectionResult.partition_result is null")
+    if data[pos] == 1:
+        o.partition_result = []
+        pos += 1
     else:
-        _l1: list[PartitionResult] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_PartitionResult_v2(data, pos)
-            _a1(_e1)
-        o.partition_result = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array ReplicaElectionResult.partition_result is null")
+        else:
+            _l1: list[PartitionResult] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_PartitionResult_v2(data, pos)
+                _a1(_e1)
+            o.partition_result = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -493,16 +521,20 @@ def _r_ElectLeadersResponse_v2(data: Buffer, pos: int) -> tuple[ElectLeadersResp
     o = _new(ElectLeadersResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array ElectLeadersResponse.replica_election_results is null")
+    if data[pos] == 1:
+        o.replica_election_results = []
+        pos += 1
     else:
-        _l2: list[ReplicaElectionResult] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_ReplicaElectionResult_v2(data, pos)
-            _a2(_e2)
-        o.replica_election_results = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array ElectLeadersResponse.replica_election_results is null")
+        else:
+            _l2: list[ReplicaElectionResult] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_ReplicaElectionResult_v2(data, pos)
+                _a2(_e2)
+            o.replica_election_results = _l2
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -25,7 +25,6 @@ from .._codec import (
     read_unknown_tags,
     read_uuid,
     write_array_len,
-    write_compact_array_len,
     write_compact_nullable_bytes,
     write_compact_nullable_string,
     write_compact_string,
@@ -34,6 +33,7 @@ from .._codec import (
     write_string,
     write_tags,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -691,7 +691,11 @@ def _r_FetchRequest_v4(data: Buffer, pos: int) -> tuple[FetchRequest, int]:
             _a9(_e9)
         o.topics = _l9
     o.cluster_id = None
-    o.replica_state = ReplicaState()
+    _d_ReplicaState = _new(ReplicaState)
+    _d_ReplicaState.replica_id = -1
+    _d_ReplicaState.replica_epoch = -1
+    _d_ReplicaState._unknown_tagged = None
+    o.replica_state = _d_ReplicaState
     o.session_id = 0
     o.session_epoch = -1
     o.forgotten_topics_data = []
@@ -779,7 +783,11 @@ def _r_FetchRequest_v5(data: Buffer, pos: int) -> tuple[FetchRequest, int]:
             _a9(_e9)
         o.topics = _l9
     o.cluster_id = None
-    o.replica_state = ReplicaState()
+    _d_ReplicaState = _new(ReplicaState)
+    _d_ReplicaState.replica_id = -1
+    _d_ReplicaState.replica_epoch = -1
+    _d_ReplicaState._unknown_tagged = None
+    o.replica_state = _d_ReplicaState
     o.session_id = 0
     o.session_epoch = -1
     o.forgotten_topics_data = []
@@ -910,7 +918,11 @@ def _r_FetchRequest_v7(data: Buffer, pos: int) -> tuple[FetchRequest, int]:
             _a10(_e10)
         o.forgotten_topics_data = _l10
     o.cluster_id = None
-    o.replica_state = ReplicaState()
+    _d_ReplicaState = _new(ReplicaState)
+    _d_ReplicaState.replica_id = -1
+    _d_ReplicaState.replica_epoch = -1
+    _d_ReplicaState._unknown_tagged = None
+    o.replica_state = _d_ReplicaState
     o.rack_id = ''
     o._unknown_tagged = None
     return o, pos
@@ -1066,7 +1078,11 @@ def _r_FetchRequest_v9(data: Buffer, pos: int) -> tuple[FetchRequest, int]:
             _a10(_e10)
         o.forgotten_topics_data = _l10
     o.cluster_id = None
-    o.replica_state = ReplicaState()
+    _d_ReplicaState = _new(ReplicaState)
+    _d_ReplicaState.replica_id = -1
+    _d_ReplicaState.replica_epoch = -1
+    _d_ReplicaState._unknown_tagged = None
+    o.replica_state = _d_ReplicaState
     o.rack_id = ''
     o._unknown_tagged = None
     return o, pos
@@ -1189,7 +1205,11 @@ def _r_FetchRequest_v11(data: Buffer, pos: int) -> tuple[FetchRequest, int]:
         o.forgotten_topics_data = _l10
     o.rack_id, pos = read_string(data, pos)
     o.cluster_id = None
-    o.replica_state = ReplicaState()
+    _d_ReplicaState = _new(ReplicaState)
+    _d_ReplicaState.replica_id = -1
+    _d_ReplicaState.replica_epoch = -1
+    _d_ReplicaState._unknown_tagged = None
+    o.replica_state = _d_ReplicaState
     o._unknown_tagged = None
     return o, pos
 
@@ -1212,7 +1232,11 @@ def _w_FetchPartition_v12(o: FetchPartition, out: bytearray) -> None:
 def _w_FetchTopic_v12(o: FetchTopic, out: bytearray) -> None:
     write_compact_string(out, o.topic)
     _v2 = o.partitions
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_FetchPartition_v12(_e2, out)
     if o._unknown_tagged is None:
@@ -1245,11 +1269,19 @@ def _w_FetchRequest_v12(o: FetchRequest, out: bytearray) -> None:
         o.session_epoch,
     )
     _v9 = o.topics
-    write_compact_array_len(out, len(_v9))
+    _c9 = len(_v9) + 1
+    if _c9 < 0x80:
+        out.append(_c9)
+    else:
+        write_uvarint(out, _c9)
     for _e9 in _v9:
         _w_FetchTopic_v12(_e9, out)
     _v10 = o.forgotten_topics_data
-    write_compact_array_len(out, len(_v10))
+    _c10 = len(_v10) + 1
+    if _c10 < 0x80:
+        out.append(_c10)
+    else:
+        write_uvarint(out, _c10)
     for _e10 in _v10:
         _w_ForgottenTopic_v12(_e10, out)
     write_compact_string(out, o.rack_id)
@@ -1285,16 +1317,20 @@ def _r_FetchPartition_v12(data: Buffer, pos: int) -> tuple[FetchPartition, int]:
 def _r_FetchTopic_v12(data: Buffer, pos: int) -> tuple[FetchTopic, int]:
     o = _new(FetchTopic)
     o.topic, pos = read_compact_string(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array FetchTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l2: list[FetchPartition] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_FetchPartition_v12(data, pos)
-            _a2(_e2)
-        o.partitions = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array FetchTopic.partitions is null")
+        else:
+            _l2: list[FetchPartition] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_FetchPartition_v12(data, pos)
+                _a2(_e2)
+            o.partitions = _l2
     o.topic_id = ZERO_UUID
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -1307,7 +1343,11 @@ def _r_FetchTopic_v12(data: Buffer, pos: int) -> tuple[FetchTopic, int]:
 def _r_ForgottenTopic_v12(data: Buffer, pos: int) -> tuple[ForgottenTopic, int]:
     o = _new(ForgottenTopic)
     o.topic, pos = read_compact_string(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     o.topic_id = ZERO_UUID
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -1329,35 +1369,55 @@ def _r_FetchRequest_v12(data: Buffer, pos: int) -> tuple[FetchRequest, int]:
         o.session_epoch,
     ) = _unpack_iiiibii(data, pos)
     pos += 25
-    _n9, pos = read_compact_array_len(data, pos)
-    if _n9 < 0:
-        raise ProtocolError("non-nullable array FetchRequest.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l9: list[FetchTopic] = []
-        _a9 = _l9.append
-        for _ in range(_n9):
-            _e9, pos = _r_FetchTopic_v12(data, pos)
-            _a9(_e9)
-        o.topics = _l9
-    _n10, pos = read_compact_array_len(data, pos)
-    if _n10 < 0:
-        raise ProtocolError("non-nullable array FetchRequest.forgotten_topics_data is null")
+        _n9, pos = read_compact_array_len(data, pos)
+        if _n9 < 0:
+            raise ProtocolError("non-nullable array FetchRequest.topics is null")
+        else:
+            _l9: list[FetchTopic] = []
+            _a9 = _l9.append
+            for _ in range(_n9):
+                _e9, pos = _r_FetchTopic_v12(data, pos)
+                _a9(_e9)
+            o.topics = _l9
+    if data[pos] == 1:
+        o.forgotten_topics_data = []
+        pos += 1
     else:
-        _l10: list[ForgottenTopic] = []
-        _a10 = _l10.append
-        for _ in range(_n10):
-            _e10, pos = _r_ForgottenTopic_v12(data, pos)
-            _a10(_e10)
-        o.forgotten_topics_data = _l10
+        _n10, pos = read_compact_array_len(data, pos)
+        if _n10 < 0:
+            raise ProtocolError("non-nullable array FetchRequest.forgotten_topics_data is null")
+        else:
+            _l10: list[ForgottenTopic] = []
+            _a10 = _l10.append
+            for _ in range(_n10):
+                _e10, pos = _r_ForgottenTopic_v12(data, pos)
+                _a10(_e10)
+            o.forgotten_topics_data = _l10
     o.rack_id, pos = read_compact_string(data, pos)
-    o.replica_state = ReplicaState()
+    _d_ReplicaState = _new(ReplicaState)
+    _d_ReplicaState.replica_id = -1
+    _d_ReplicaState.replica_epoch = -1
+    _d_ReplicaState._unknown_tagged = None
+    o.replica_state = _d_ReplicaState
     o.cluster_id = None
+    if not data[pos]:
+        o._unknown_tagged = None
+        pos += 1
+        return o, pos
     _unk: list[tuple[int, bytes]] | None = None
     _nt, pos = read_tag_count(data, pos)
     for _ in range(_nt):
         _tag, _end, pos = read_tag_header(data, pos)
         if _tag == 0:
-            o.cluster_id, pos = read_compact_nullable_string(data, pos)
+            if data[pos]:
+                o.cluster_id, pos = read_compact_nullable_string(data, pos)
+            else:
+                o.cluster_id = None
+                pos += 1
             if pos != _end:
                 raise ProtocolError("tagged field FetchRequest.cluster_id has the wrong size")
         else:
@@ -1372,7 +1432,11 @@ def _r_FetchRequest_v12(data: Buffer, pos: int) -> tuple[FetchRequest, int]:
 def _w_FetchTopic_v13(o: FetchTopic, out: bytearray) -> None:
     out += o.topic_id.bytes
     _v2 = o.partitions
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_FetchPartition_v12(_e2, out)
     if o._unknown_tagged is None:
@@ -1405,11 +1469,19 @@ def _w_FetchRequest_v13(o: FetchRequest, out: bytearray) -> None:
         o.session_epoch,
     )
     _v9 = o.topics
-    write_compact_array_len(out, len(_v9))
+    _c9 = len(_v9) + 1
+    if _c9 < 0x80:
+        out.append(_c9)
+    else:
+        write_uvarint(out, _c9)
     for _e9 in _v9:
         _w_FetchTopic_v13(_e9, out)
     _v10 = o.forgotten_topics_data
-    write_compact_array_len(out, len(_v10))
+    _c10 = len(_v10) + 1
+    if _c10 < 0x80:
+        out.append(_c10)
+    else:
+        write_uvarint(out, _c10)
     for _e10 in _v10:
         _w_ForgottenTopic_v13(_e10, out)
     write_compact_string(out, o.rack_id)
@@ -1424,16 +1496,20 @@ def _w_FetchRequest_v13(o: FetchRequest, out: bytearray) -> None:
 def _r_FetchTopic_v13(data: Buffer, pos: int) -> tuple[FetchTopic, int]:
     o = _new(FetchTopic)
     o.topic_id, pos = read_uuid(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array FetchTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l2: list[FetchPartition] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_FetchPartition_v12(data, pos)
-            _a2(_e2)
-        o.partitions = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array FetchTopic.partitions is null")
+        else:
+            _l2: list[FetchPartition] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_FetchPartition_v12(data, pos)
+                _a2(_e2)
+            o.partitions = _l2
     o.topic = ''
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -1446,7 +1522,11 @@ def _r_FetchTopic_v13(data: Buffer, pos: int) -> tuple[FetchTopic, int]:
 def _r_ForgottenTopic_v13(data: Buffer, pos: int) -> tuple[ForgottenTopic, int]:
     o = _new(ForgottenTopic)
     o.topic_id, pos = read_uuid(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     o.topic = ''
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -1468,35 +1548,55 @@ def _r_FetchRequest_v13(data: Buffer, pos: int) -> tuple[FetchRequest, int]:
         o.session_epoch,
     ) = _unpack_iiiibii(data, pos)
     pos += 25
-    _n9, pos = read_compact_array_len(data, pos)
-    if _n9 < 0:
-        raise ProtocolError("non-nullable array FetchRequest.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l9: list[FetchTopic] = []
-        _a9 = _l9.append
-        for _ in range(_n9):
-            _e9, pos = _r_FetchTopic_v13(data, pos)
-            _a9(_e9)
-        o.topics = _l9
-    _n10, pos = read_compact_array_len(data, pos)
-    if _n10 < 0:
-        raise ProtocolError("non-nullable array FetchRequest.forgotten_topics_data is null")
+        _n9, pos = read_compact_array_len(data, pos)
+        if _n9 < 0:
+            raise ProtocolError("non-nullable array FetchRequest.topics is null")
+        else:
+            _l9: list[FetchTopic] = []
+            _a9 = _l9.append
+            for _ in range(_n9):
+                _e9, pos = _r_FetchTopic_v13(data, pos)
+                _a9(_e9)
+            o.topics = _l9
+    if data[pos] == 1:
+        o.forgotten_topics_data = []
+        pos += 1
     else:
-        _l10: list[ForgottenTopic] = []
-        _a10 = _l10.append
-        for _ in range(_n10):
-            _e10, pos = _r_ForgottenTopic_v13(data, pos)
-            _a10(_e10)
-        o.forgotten_topics_data = _l10
+        _n10, pos = read_compact_array_len(data, pos)
+        if _n10 < 0:
+            raise ProtocolError("non-nullable array FetchRequest.forgotten_topics_data is null")
+        else:
+            _l10: list[ForgottenTopic] = []
+            _a10 = _l10.append
+            for _ in range(_n10):
+                _e10, pos = _r_ForgottenTopic_v13(data, pos)
+                _a10(_e10)
+            o.forgotten_topics_data = _l10
     o.rack_id, pos = read_compact_string(data, pos)
-    o.replica_state = ReplicaState()
+    _d_ReplicaState = _new(ReplicaState)
+    _d_ReplicaState.replica_id = -1
+    _d_ReplicaState.replica_epoch = -1
+    _d_ReplicaState._unknown_tagged = None
+    o.replica_state = _d_ReplicaState
     o.cluster_id = None
+    if not data[pos]:
+        o._unknown_tagged = None
+        pos += 1
+        return o, pos
     _unk: list[tuple[int, bytes]] | None = None
     _nt, pos = read_tag_count(data, pos)
     for _ in range(_nt):
         _tag, _end, pos = read_tag_header(data, pos)
         if _tag == 0:
-            o.cluster_id, pos = read_compact_nullable_string(data, pos)
+            if data[pos]:
+                o.cluster_id, pos = read_compact_nullable_string(data, pos)
+            else:
+                o.cluster_id = None
+                pos += 1
             if pos != _end:
                 raise ProtocolError("tagged field FetchRequest.cluster_id has the wrong size")
         else:
@@ -1523,11 +1623,19 @@ def _w_FetchRequest_v14(o: FetchRequest, out: bytearray) -> None:
         o.session_epoch,
     )
     _v9 = o.topics
-    write_compact_array_len(out, len(_v9))
+    _c9 = len(_v9) + 1
+    if _c9 < 0x80:
+        out.append(_c9)
+    else:
+        write_uvarint(out, _c9)
     for _e9 in _v9:
         _w_FetchTopic_v13(_e9, out)
     _v10 = o.forgotten_topics_data
-    write_compact_array_len(out, len(_v10))
+    _c10 = len(_v10) + 1
+    if _c10 < 0x80:
+        out.append(_c10)
+    else:
+        write_uvarint(out, _c10)
     for _e10 in _v10:
         _w_ForgottenTopic_v13(_e10, out)
     write_compact_string(out, o.rack_id)
@@ -1559,11 +1667,19 @@ def _w_FetchRequest_v15(o: FetchRequest, out: bytearray) -> None:
         o.session_epoch,
     )
     _v9 = o.topics
-    write_compact_array_len(out, len(_v9))
+    _c9 = len(_v9) + 1
+    if _c9 < 0x80:
+        out.append(_c9)
+    else:
+        write_uvarint(out, _c9)
     for _e9 in _v9:
         _w_FetchTopic_v13(_e9, out)
     _v10 = o.forgotten_topics_data
-    write_compact_array_len(out, len(_v10))
+    _c10 = len(_v10) + 1
+    if _c10 < 0x80:
+        out.append(_c10)
+    else:
+        write_uvarint(out, _c10)
     for _e10 in _v10:
         _w_ForgottenTopic_v13(_e10, out)
     write_compact_string(out, o.rack_id)
@@ -1602,36 +1718,56 @@ def _r_FetchRequest_v15(data: Buffer, pos: int) -> tuple[FetchRequest, int]:
         o.session_epoch,
     ) = _unpack_iiibii(data, pos)
     pos += 21
-    _n9, pos = read_compact_array_len(data, pos)
-    if _n9 < 0:
-        raise ProtocolError("non-nullable array FetchRequest.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l9: list[FetchTopic] = []
-        _a9 = _l9.append
-        for _ in range(_n9):
-            _e9, pos = _r_FetchTopic_v13(data, pos)
-            _a9(_e9)
-        o.topics = _l9
-    _n10, pos = read_compact_array_len(data, pos)
-    if _n10 < 0:
-        raise ProtocolError("non-nullable array FetchRequest.forgotten_topics_data is null")
+        _n9, pos = read_compact_array_len(data, pos)
+        if _n9 < 0:
+            raise ProtocolError("non-nullable array FetchRequest.topics is null")
+        else:
+            _l9: list[FetchTopic] = []
+            _a9 = _l9.append
+            for _ in range(_n9):
+                _e9, pos = _r_FetchTopic_v13(data, pos)
+                _a9(_e9)
+            o.topics = _l9
+    if data[pos] == 1:
+        o.forgotten_topics_data = []
+        pos += 1
     else:
-        _l10: list[ForgottenTopic] = []
-        _a10 = _l10.append
-        for _ in range(_n10):
-            _e10, pos = _r_ForgottenTopic_v13(data, pos)
-            _a10(_e10)
-        o.forgotten_topics_data = _l10
+        _n10, pos = read_compact_array_len(data, pos)
+        if _n10 < 0:
+            raise ProtocolError("non-nullable array FetchRequest.forgotten_topics_data is null")
+        else:
+            _l10: list[ForgottenTopic] = []
+            _a10 = _l10.append
+            for _ in range(_n10):
+                _e10, pos = _r_ForgottenTopic_v13(data, pos)
+                _a10(_e10)
+            o.forgotten_topics_data = _l10
     o.rack_id, pos = read_compact_string(data, pos)
     o.replica_id = -1
     o.cluster_id = None
-    o.replica_state = ReplicaState()
+    _d_ReplicaState = _new(ReplicaState)
+    _d_ReplicaState.replica_id = -1
+    _d_ReplicaState.replica_epoch = -1
+    _d_ReplicaState._unknown_tagged = None
+    o.replica_state = _d_ReplicaState
+    if not data[pos]:
+        o._unknown_tagged = None
+        pos += 1
+        return o, pos
     _unk: list[tuple[int, bytes]] | None = None
     _nt, pos = read_tag_count(data, pos)
     for _ in range(_nt):
         _tag, _end, pos = read_tag_header(data, pos)
         if _tag == 0:
-            o.cluster_id, pos = read_compact_nullable_string(data, pos)
+            if data[pos]:
+                o.cluster_id, pos = read_compact_nullable_string(data, pos)
+            else:
+                o.cluster_id = None
+                pos += 1
             if pos != _end:
                 raise ProtocolError("tagged field FetchRequest.cluster_id has the wrong size")
         elif _tag == 1:
@@ -1659,11 +1795,19 @@ def _w_FetchRequest_v16(o: FetchRequest, out: bytearray) -> None:
         o.session_epoch,
     )
     _v9 = o.topics
-    write_compact_array_len(out, len(_v9))
+    _c9 = len(_v9) + 1
+    if _c9 < 0x80:
+        out.append(_c9)
+    else:
+        write_uvarint(out, _c9)
     for _e9 in _v9:
         _w_FetchTopic_v13(_e9, out)
     _v10 = o.forgotten_topics_data
-    write_compact_array_len(out, len(_v10))
+    _c10 = len(_v10) + 1
+    if _c10 < 0x80:
+        out.append(_c10)
+    else:
+        write_uvarint(out, _c10)
     for _e10 in _v10:
         _w_ForgottenTopic_v13(_e10, out)
     write_compact_string(out, o.rack_id)
@@ -1699,7 +1843,11 @@ def _w_FetchPartition_v17(o: FetchPartition, out: bytearray) -> None:
 def _w_FetchTopic_v17(o: FetchTopic, out: bytearray) -> None:
     out += o.topic_id.bytes
     _v2 = o.partitions
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_FetchPartition_v17(_e2, out)
     if o._unknown_tagged is None:
@@ -1720,11 +1868,19 @@ def _w_FetchRequest_v17(o: FetchRequest, out: bytearray) -> None:
         o.session_epoch,
     )
     _v9 = o.topics
-    write_compact_array_len(out, len(_v9))
+    _c9 = len(_v9) + 1
+    if _c9 < 0x80:
+        out.append(_c9)
+    else:
+        write_uvarint(out, _c9)
     for _e9 in _v9:
         _w_FetchTopic_v17(_e9, out)
     _v10 = o.forgotten_topics_data
-    write_compact_array_len(out, len(_v10))
+    _c10 = len(_v10) + 1
+    if _c10 < 0x80:
+        out.append(_c10)
+    else:
+        write_uvarint(out, _c10)
     for _e10 in _v10:
         _w_ForgottenTopic_v13(_e10, out)
     write_compact_string(out, o.rack_id)
@@ -1753,6 +1909,10 @@ def _r_FetchPartition_v17(data: Buffer, pos: int) -> tuple[FetchPartition, int]:
     pos += 32
     o.high_watermark = 9223372036854775807
     o.replica_directory_id = ZERO_UUID
+    if not data[pos]:
+        o._unknown_tagged = None
+        pos += 1
+        return o, pos
     _unk: list[tuple[int, bytes]] | None = None
     _nt, pos = read_tag_count(data, pos)
     for _ in range(_nt):
@@ -1773,16 +1933,20 @@ def _r_FetchPartition_v17(data: Buffer, pos: int) -> tuple[FetchPartition, int]:
 def _r_FetchTopic_v17(data: Buffer, pos: int) -> tuple[FetchTopic, int]:
     o = _new(FetchTopic)
     o.topic_id, pos = read_uuid(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array FetchTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l2: list[FetchPartition] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_FetchPartition_v17(data, pos)
-            _a2(_e2)
-        o.partitions = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array FetchTopic.partitions is null")
+        else:
+            _l2: list[FetchPartition] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_FetchPartition_v17(data, pos)
+                _a2(_e2)
+            o.partitions = _l2
     o.topic = ''
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -1803,36 +1967,56 @@ def _r_FetchRequest_v17(data: Buffer, pos: int) -> tuple[FetchRequest, int]:
         o.session_epoch,
     ) = _unpack_iiibii(data, pos)
     pos += 21
-    _n9, pos = read_compact_array_len(data, pos)
-    if _n9 < 0:
-        raise ProtocolError("non-nullable array FetchRequest.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l9: list[FetchTopic] = []
-        _a9 = _l9.append
-        for _ in range(_n9):
-            _e9, pos = _r_FetchTopic_v17(data, pos)
-            _a9(_e9)
-        o.topics = _l9
-    _n10, pos = read_compact_array_len(data, pos)
-    if _n10 < 0:
-        raise ProtocolError("non-nullable array FetchRequest.forgotten_topics_data is null")
+        _n9, pos = read_compact_array_len(data, pos)
+        if _n9 < 0:
+            raise ProtocolError("non-nullable array FetchRequest.topics is null")
+        else:
+            _l9: list[FetchTopic] = []
+            _a9 = _l9.append
+            for _ in range(_n9):
+                _e9, pos = _r_FetchTopic_v17(data, pos)
+                _a9(_e9)
+            o.topics = _l9
+    if data[pos] == 1:
+        o.forgotten_topics_data = []
+        pos += 1
     else:
-        _l10: list[ForgottenTopic] = []
-        _a10 = _l10.append
-        for _ in range(_n10):
-            _e10, pos = _r_ForgottenTopic_v13(data, pos)
-            _a10(_e10)
-        o.forgotten_topics_data = _l10
+        _n10, pos = read_compact_array_len(data, pos)
+        if _n10 < 0:
+            raise ProtocolError("non-nullable array FetchRequest.forgotten_topics_data is null")
+        else:
+            _l10: list[ForgottenTopic] = []
+            _a10 = _l10.append
+            for _ in range(_n10):
+                _e10, pos = _r_ForgottenTopic_v13(data, pos)
+                _a10(_e10)
+            o.forgotten_topics_data = _l10
     o.rack_id, pos = read_compact_string(data, pos)
     o.replica_id = -1
     o.cluster_id = None
-    o.replica_state = ReplicaState()
+    _d_ReplicaState = _new(ReplicaState)
+    _d_ReplicaState.replica_id = -1
+    _d_ReplicaState.replica_epoch = -1
+    _d_ReplicaState._unknown_tagged = None
+    o.replica_state = _d_ReplicaState
+    if not data[pos]:
+        o._unknown_tagged = None
+        pos += 1
+        return o, pos
     _unk: list[tuple[int, bytes]] | None = None
     _nt, pos = read_tag_count(data, pos)
     for _ in range(_nt):
         _tag, _end, pos = read_tag_header(data, pos)
         if _tag == 0:
-            o.cluster_id, pos = read_compact_nullable_string(data, pos)
+            if data[pos]:
+                o.cluster_id, pos = read_compact_nullable_string(data, pos)
+            else:
+                o.cluster_id = None
+                pos += 1
             if pos != _end:
                 raise ProtocolError("tagged field FetchRequest.cluster_id has the wrong size")
         elif _tag == 1:
@@ -1872,7 +2056,11 @@ def _w_FetchPartition_v18(o: FetchPartition, out: bytearray) -> None:
 def _w_FetchTopic_v18(o: FetchTopic, out: bytearray) -> None:
     out += o.topic_id.bytes
     _v2 = o.partitions
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_FetchPartition_v18(_e2, out)
     if o._unknown_tagged is None:
@@ -1893,11 +2081,19 @@ def _w_FetchRequest_v18(o: FetchRequest, out: bytearray) -> None:
         o.session_epoch,
     )
     _v9 = o.topics
-    write_compact_array_len(out, len(_v9))
+    _c9 = len(_v9) + 1
+    if _c9 < 0x80:
+        out.append(_c9)
+    else:
+        write_uvarint(out, _c9)
     for _e9 in _v9:
         _w_FetchTopic_v18(_e9, out)
     _v10 = o.forgotten_topics_data
-    write_compact_array_len(out, len(_v10))
+    _c10 = len(_v10) + 1
+    if _c10 < 0x80:
+        out.append(_c10)
+    else:
+        write_uvarint(out, _c10)
     for _e10 in _v10:
         _w_ForgottenTopic_v13(_e10, out)
     write_compact_string(out, o.rack_id)
@@ -1926,6 +2122,10 @@ def _r_FetchPartition_v18(data: Buffer, pos: int) -> tuple[FetchPartition, int]:
     pos += 32
     o.replica_directory_id = ZERO_UUID
     o.high_watermark = 9223372036854775807
+    if not data[pos]:
+        o._unknown_tagged = None
+        pos += 1
+        return o, pos
     _unk: list[tuple[int, bytes]] | None = None
     _nt, pos = read_tag_count(data, pos)
     for _ in range(_nt):
@@ -1951,16 +2151,20 @@ def _r_FetchPartition_v18(data: Buffer, pos: int) -> tuple[FetchPartition, int]:
 def _r_FetchTopic_v18(data: Buffer, pos: int) -> tuple[FetchTopic, int]:
     o = _new(FetchTopic)
     o.topic_id, pos = read_uuid(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array FetchTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l2: list[FetchPartition] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_FetchPartition_v18(data, pos)
-            _a2(_e2)
-        o.partitions = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array FetchTopic.partitions is null")
+        else:
+            _l2: list[FetchPartition] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_FetchPartition_v18(data, pos)
+                _a2(_e2)
+            o.partitions = _l2
     o.topic = ''
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -1981,36 +2185,56 @@ def _r_FetchRequest_v18(data: Buffer, pos: int) -> tuple[FetchRequest, int]:
         o.session_epoch,
     ) = _unpack_iiibii(data, pos)
     pos += 21
-    _n9, pos = read_compact_array_len(data, pos)
-    if _n9 < 0:
-        raise ProtocolError("non-nullable array FetchRequest.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l9: list[FetchTopic] = []
-        _a9 = _l9.append
-        for _ in range(_n9):
-            _e9, pos = _r_FetchTopic_v18(data, pos)
-            _a9(_e9)
-        o.topics = _l9
-    _n10, pos = read_compact_array_len(data, pos)
-    if _n10 < 0:
-        raise ProtocolError("non-nullable array FetchRequest.forgotten_topics_data is null")
+        _n9, pos = read_compact_array_len(data, pos)
+        if _n9 < 0:
+            raise ProtocolError("non-nullable array FetchRequest.topics is null")
+        else:
+            _l9: list[FetchTopic] = []
+            _a9 = _l9.append
+            for _ in range(_n9):
+                _e9, pos = _r_FetchTopic_v18(data, pos)
+                _a9(_e9)
+            o.topics = _l9
+    if data[pos] == 1:
+        o.forgotten_topics_data = []
+        pos += 1
     else:
-        _l10: list[ForgottenTopic] = []
-        _a10 = _l10.append
-        for _ in range(_n10):
-            _e10, pos = _r_ForgottenTopic_v13(data, pos)
-            _a10(_e10)
-        o.forgotten_topics_data = _l10
+        _n10, pos = read_compact_array_len(data, pos)
+        if _n10 < 0:
+            raise ProtocolError("non-nullable array FetchRequest.forgotten_topics_data is null")
+        else:
+            _l10: list[ForgottenTopic] = []
+            _a10 = _l10.append
+            for _ in range(_n10):
+                _e10, pos = _r_ForgottenTopic_v13(data, pos)
+                _a10(_e10)
+            o.forgotten_topics_data = _l10
     o.rack_id, pos = read_compact_string(data, pos)
     o.replica_id = -1
     o.cluster_id = None
-    o.replica_state = ReplicaState()
+    _d_ReplicaState = _new(ReplicaState)
+    _d_ReplicaState.replica_id = -1
+    _d_ReplicaState.replica_epoch = -1
+    _d_ReplicaState._unknown_tagged = None
+    o.replica_state = _d_ReplicaState
+    if not data[pos]:
+        o._unknown_tagged = None
+        pos += 1
+        return o, pos
     _unk: list[tuple[int, bytes]] | None = None
     _nt, pos = read_tag_count(data, pos)
     for _ in range(_nt):
         _tag, _end, pos = read_tag_header(data, pos)
         if _tag == 0:
-            o.cluster_id, pos = read_compact_nullable_string(data, pos)
+            if data[pos]:
+                o.cluster_id, pos = read_compact_nullable_string(data, pos)
+            else:
+                o.cluster_id = None
+                pos += 1
             if pos != _end:
                 raise ProtocolError("tagged field FetchRequest.cluster_id has the wrong size")
         elif _tag == 1:
@@ -2102,9 +2326,21 @@ def _r_PartitionData_v4(data: Buffer, pos: int) -> tuple[PartitionData, int]:
         o.aborted_transactions = _l8
     o.records, pos = read_nullable_records(data, pos)
     o.log_start_offset = -1
-    o.diverging_epoch = EpochEndOffset()
-    o.current_leader = LeaderIdAndEpoch()
-    o.snapshot_id = SnapshotId()
+    _d_EpochEndOffset = _new(EpochEndOffset)
+    _d_EpochEndOffset.epoch = -1
+    _d_EpochEndOffset.end_offset = -1
+    _d_EpochEndOffset._unknown_tagged = None
+    o.diverging_epoch = _d_EpochEndOffset
+    _d_LeaderIdAndEpoch = _new(LeaderIdAndEpoch)
+    _d_LeaderIdAndEpoch.leader_id = -1
+    _d_LeaderIdAndEpoch.leader_epoch = -1
+    _d_LeaderIdAndEpoch._unknown_tagged = None
+    o.current_leader = _d_LeaderIdAndEpoch
+    _d_SnapshotId = _new(SnapshotId)
+    _d_SnapshotId.end_offset = -1
+    _d_SnapshotId.epoch = -1
+    _d_SnapshotId._unknown_tagged = None
+    o.snapshot_id = _d_SnapshotId
     o.preferred_read_replica = -1
     o._unknown_tagged = None
     return o, pos
@@ -2224,9 +2460,21 @@ def _r_PartitionData_v5(data: Buffer, pos: int) -> tuple[PartitionData, int]:
             _a8(_e8)
         o.aborted_transactions = _l8
     o.records, pos = read_nullable_records(data, pos)
-    o.diverging_epoch = EpochEndOffset()
-    o.current_leader = LeaderIdAndEpoch()
-    o.snapshot_id = SnapshotId()
+    _d_EpochEndOffset = _new(EpochEndOffset)
+    _d_EpochEndOffset.epoch = -1
+    _d_EpochEndOffset.end_offset = -1
+    _d_EpochEndOffset._unknown_tagged = None
+    o.diverging_epoch = _d_EpochEndOffset
+    _d_LeaderIdAndEpoch = _new(LeaderIdAndEpoch)
+    _d_LeaderIdAndEpoch.leader_id = -1
+    _d_LeaderIdAndEpoch.leader_epoch = -1
+    _d_LeaderIdAndEpoch._unknown_tagged = None
+    o.current_leader = _d_LeaderIdAndEpoch
+    _d_SnapshotId = _new(SnapshotId)
+    _d_SnapshotId.end_offset = -1
+    _d_SnapshotId.epoch = -1
+    _d_SnapshotId._unknown_tagged = None
+    o.snapshot_id = _d_SnapshotId
     o.preferred_read_replica = -1
     o._unknown_tagged = None
     return o, pos
@@ -2628,9 +2876,21 @@ def _r_PartitionData_v11(data: Buffer, pos: int) -> tuple[PartitionData, int]:
     o.preferred_read_replica = _unpack_i(data, pos)[0]
     pos += 4
     o.records, pos = read_nullable_records(data, pos)
-    o.diverging_epoch = EpochEndOffset()
-    o.current_leader = LeaderIdAndEpoch()
-    o.snapshot_id = SnapshotId()
+    _d_EpochEndOffset = _new(EpochEndOffset)
+    _d_EpochEndOffset.epoch = -1
+    _d_EpochEndOffset.end_offset = -1
+    _d_EpochEndOffset._unknown_tagged = None
+    o.diverging_epoch = _d_EpochEndOffset
+    _d_LeaderIdAndEpoch = _new(LeaderIdAndEpoch)
+    _d_LeaderIdAndEpoch.leader_id = -1
+    _d_LeaderIdAndEpoch.leader_epoch = -1
+    _d_LeaderIdAndEpoch._unknown_tagged = None
+    o.current_leader = _d_LeaderIdAndEpoch
+    _d_SnapshotId = _new(SnapshotId)
+    _d_SnapshotId.end_offset = -1
+    _d_SnapshotId.epoch = -1
+    _d_SnapshotId._unknown_tagged = None
+    o.snapshot_id = _d_SnapshotId
     o._unknown_tagged = None
     return o, pos
 
@@ -2716,7 +2976,11 @@ def _w_PartitionData_v12(o: PartitionData, out: bytearray) -> None:
     if _v8 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v8))
+        _c8 = len(_v8) + 1
+        if _c8 < 0x80:
+            out.append(_c8)
+        else:
+            write_uvarint(out, _c8)
         for _e8 in _v8:
             _w_AbortedTransaction_v12(_e8, out)
     out += _pack_i(o.preferred_read_replica)
@@ -2740,7 +3004,11 @@ def _w_PartitionData_v12(o: PartitionData, out: bytearray) -> None:
 def _w_FetchableTopicResponse_v12(o: FetchableTopicResponse, out: bytearray) -> None:
     write_compact_string(out, o.topic)
     _v2 = o.partitions
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_PartitionData_v12(_e2, out)
     if o._unknown_tagged is None:
@@ -2752,7 +3020,11 @@ def _w_FetchableTopicResponse_v12(o: FetchableTopicResponse, out: bytearray) -> 
 def _w_FetchResponse_v12(o: FetchResponse, out: bytearray) -> None:
     out += _pack_ihi(o.throttle_time_ms, o.error_code, o.session_id)
     _v3 = o.responses
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_FetchableTopicResponse_v12(_e3, out)
     if (o.node_endpoints is None or len(o.node_endpoints) != 0):
@@ -2823,22 +3095,42 @@ def _r_PartitionData_v12(data: Buffer, pos: int) -> tuple[PartitionData, int]:
         o.log_start_offset,
     ) = _unpack_ihqqq(data, pos)
     pos += 30
-    _n8, pos = read_compact_array_len(data, pos)
-    if _n8 < 0:
-        o.aborted_transactions = None
+    if data[pos] == 1:
+        o.aborted_transactions = []
+        pos += 1
     else:
-        _l8: list[AbortedTransaction] = []
-        _a8 = _l8.append
-        for _ in range(_n8):
-            _e8, pos = _r_AbortedTransaction_v12(data, pos)
-            _a8(_e8)
-        o.aborted_transactions = _l8
+        _n8, pos = read_compact_array_len(data, pos)
+        if _n8 < 0:
+            o.aborted_transactions = None
+        else:
+            _l8: list[AbortedTransaction] = []
+            _a8 = _l8.append
+            for _ in range(_n8):
+                _e8, pos = _r_AbortedTransaction_v12(data, pos)
+                _a8(_e8)
+            o.aborted_transactions = _l8
     o.preferred_read_replica = _unpack_i(data, pos)[0]
     pos += 4
     o.records, pos = read_compact_nullable_records(data, pos)
-    o.diverging_epoch = EpochEndOffset()
-    o.current_leader = LeaderIdAndEpoch()
-    o.snapshot_id = SnapshotId()
+    _d_EpochEndOffset = _new(EpochEndOffset)
+    _d_EpochEndOffset.epoch = -1
+    _d_EpochEndOffset.end_offset = -1
+    _d_EpochEndOffset._unknown_tagged = None
+    o.diverging_epoch = _d_EpochEndOffset
+    _d_LeaderIdAndEpoch = _new(LeaderIdAndEpoch)
+    _d_LeaderIdAndEpoch.leader_id = -1
+    _d_LeaderIdAndEpoch.leader_epoch = -1
+    _d_LeaderIdAndEpoch._unknown_tagged = None
+    o.current_leader = _d_LeaderIdAndEpoch
+    _d_SnapshotId = _new(SnapshotId)
+    _d_SnapshotId.end_offset = -1
+    _d_SnapshotId.epoch = -1
+    _d_SnapshotId._unknown_tagged = None
+    o.snapshot_id = _d_SnapshotId
+    if not data[pos]:
+        o._unknown_tagged = None
+        pos += 1
+        return o, pos
     _unk: list[tuple[int, bytes]] | None = None
     _nt, pos = read_tag_count(data, pos)
     for _ in range(_nt):
@@ -2867,16 +3159,20 @@ def _r_PartitionData_v12(data: Buffer, pos: int) -> tuple[PartitionData, int]:
 def _r_FetchableTopicResponse_v12(data: Buffer, pos: int) -> tuple[FetchableTopicResponse, int]:
     o = _new(FetchableTopicResponse)
     o.topic, pos = read_compact_string(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array FetchableTopicResponse.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l2: list[PartitionData] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_PartitionData_v12(data, pos)
-            _a2(_e2)
-        o.partitions = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array FetchableTopicResponse.partitions is null")
+        else:
+            _l2: list[PartitionData] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_PartitionData_v12(data, pos)
+                _a2(_e2)
+            o.partitions = _l2
     o.topic_id = ZERO_UUID
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -2890,16 +3186,20 @@ def _r_FetchResponse_v12(data: Buffer, pos: int) -> tuple[FetchResponse, int]:
     o = _new(FetchResponse)
     o.throttle_time_ms, o.error_code, o.session_id = _unpack_ihi(data, pos)
     pos += 10
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array FetchResponse.responses is null")
+    if data[pos] == 1:
+        o.responses = []
+        pos += 1
     else:
-        _l3: list[FetchableTopicResponse] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_FetchableTopicResponse_v12(data, pos)
-            _a3(_e3)
-        o.responses = _l3
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array FetchResponse.responses is null")
+        else:
+            _l3: list[FetchableTopicResponse] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_FetchableTopicResponse_v12(data, pos)
+                _a3(_e3)
+            o.responses = _l3
     o.node_endpoints = []
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -2912,7 +3212,11 @@ def _r_FetchResponse_v12(data: Buffer, pos: int) -> tuple[FetchResponse, int]:
 def _w_FetchableTopicResponse_v13(o: FetchableTopicResponse, out: bytearray) -> None:
     out += o.topic_id.bytes
     _v2 = o.partitions
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_PartitionData_v12(_e2, out)
     if o._unknown_tagged is None:
@@ -2924,7 +3228,11 @@ def _w_FetchableTopicResponse_v13(o: FetchableTopicResponse, out: bytearray) -> 
 def _w_FetchResponse_v13(o: FetchResponse, out: bytearray) -> None:
     out += _pack_ihi(o.throttle_time_ms, o.error_code, o.session_id)
     _v3 = o.responses
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_FetchableTopicResponse_v13(_e3, out)
     if (o.node_endpoints is None or len(o.node_endpoints) != 0):
@@ -2940,16 +3248,20 @@ def _w_FetchResponse_v13(o: FetchResponse, out: bytearray) -> None:
 def _r_FetchableTopicResponse_v13(data: Buffer, pos: int) -> tuple[FetchableTopicResponse, int]:
     o = _new(FetchableTopicResponse)
     o.topic_id, pos = read_uuid(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array FetchableTopicResponse.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l2: list[PartitionData] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_PartitionData_v12(data, pos)
-            _a2(_e2)
-        o.partitions = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array FetchableTopicResponse.partitions is null")
+        else:
+            _l2: list[PartitionData] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_PartitionData_v12(data, pos)
+                _a2(_e2)
+            o.partitions = _l2
     o.topic = ''
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -2963,16 +3275,20 @@ def _r_FetchResponse_v13(data: Buffer, pos: int) -> tuple[FetchResponse, int]:
     o = _new(FetchResponse)
     o.throttle_time_ms, o.error_code, o.session_id = _unpack_ihi(data, pos)
     pos += 10
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array FetchResponse.responses is null")
+    if data[pos] == 1:
+        o.responses = []
+        pos += 1
     else:
-        _l3: list[FetchableTopicResponse] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_FetchableTopicResponse_v13(data, pos)
-            _a3(_e3)
-        o.responses = _l3
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array FetchResponse.responses is null")
+        else:
+            _l3: list[FetchableTopicResponse] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_FetchableTopicResponse_v13(data, pos)
+                _a3(_e3)
+            o.responses = _l3
     o.node_endpoints = []
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -2985,7 +3301,11 @@ def _r_FetchResponse_v13(data: Buffer, pos: int) -> tuple[FetchResponse, int]:
 def _w_FetchResponse_v14(o: FetchResponse, out: bytearray) -> None:
     out += _pack_ihi(o.throttle_time_ms, o.error_code, o.session_id)
     _v3 = o.responses
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_FetchableTopicResponse_v13(_e3, out)
     if (o.node_endpoints is None or len(o.node_endpoints) != 0):
@@ -3001,7 +3321,11 @@ def _w_FetchResponse_v14(o: FetchResponse, out: bytearray) -> None:
 def _w_FetchResponse_v15(o: FetchResponse, out: bytearray) -> None:
     out += _pack_ihi(o.throttle_time_ms, o.error_code, o.session_id)
     _v3 = o.responses
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_FetchableTopicResponse_v13(_e3, out)
     if (o.node_endpoints is None or len(o.node_endpoints) != 0):
@@ -3028,14 +3352,22 @@ def _w_NodeEndpoint_v16(o: NodeEndpoint, out: bytearray) -> None:
 def _w_FetchResponse_v16(o: FetchResponse, out: bytearray) -> None:
     out += _pack_ihi(o.throttle_time_ms, o.error_code, o.session_id)
     _v3 = o.responses
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_FetchableTopicResponse_v13(_e3, out)
     _tags: list[tuple[int, Buffer]] = []
     if (o.node_endpoints is None or len(o.node_endpoints) != 0):
         _b4 = bytearray()
         _v4 = o.node_endpoints
-        write_compact_array_len(_b4, len(_v4))
+        _c4 = len(_v4) + 1
+        if _c4 < 0x80:
+            _b4.append(_c4)
+        else:
+            write_uvarint(_b4, _c4)
         for _e4 in _v4:
             _w_NodeEndpoint_v16(_e4, _b4)
         _tags.append((0, _b4))
@@ -3049,7 +3381,11 @@ def _r_NodeEndpoint_v16(data: Buffer, pos: int) -> tuple[NodeEndpoint, int]:
     o.host, pos = read_compact_string(data, pos)
     o.port = _unpack_i(data, pos)[0]
     pos += 4
-    o.rack, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.rack, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.rack = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -3062,32 +3398,44 @@ def _r_FetchResponse_v16(data: Buffer, pos: int) -> tuple[FetchResponse, int]:
     o = _new(FetchResponse)
     o.throttle_time_ms, o.error_code, o.session_id = _unpack_ihi(data, pos)
     pos += 10
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array FetchResponse.responses is null")
+    if data[pos] == 1:
+        o.responses = []
+        pos += 1
     else:
-        _l3: list[FetchableTopicResponse] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_FetchableTopicResponse_v13(data, pos)
-            _a3(_e3)
-        o.responses = _l3
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array FetchResponse.responses is null")
+        else:
+            _l3: list[FetchableTopicResponse] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_FetchableTopicResponse_v13(data, pos)
+                _a3(_e3)
+            o.responses = _l3
     o.node_endpoints = []
+    if not data[pos]:
+        o._unknown_tagged = None
+        pos += 1
+        return o, pos
     _unk: list[tuple[int, bytes]] | None = None
     _nt, pos = read_tag_count(data, pos)
     for _ in range(_nt):
         _tag, _end, pos = read_tag_header(data, pos)
         if _tag == 0:
-            _n4, pos = read_compact_array_len(data, pos)
-            if _n4 < 0:
-                raise ProtocolError("non-nullable array FetchResponse.node_endpoints is null")
+            if data[pos] == 1:
+                o.node_endpoints = []
+                pos += 1
             else:
-                _l4: list[NodeEndpoint] = []
-                _a4 = _l4.append
-                for _ in range(_n4):
-                    _e4, pos = _r_NodeEndpoint_v16(data, pos)
-                    _a4(_e4)
-                o.node_endpoints = _l4
+                _n4, pos = read_compact_array_len(data, pos)
+                if _n4 < 0:
+                    raise ProtocolError("non-nullable array FetchResponse.node_endpoints is null")
+                else:
+                    _l4: list[NodeEndpoint] = []
+                    _a4 = _l4.append
+                    for _ in range(_n4):
+                        _e4, pos = _r_NodeEndpoint_v16(data, pos)
+                        _a4(_e4)
+                    o.node_endpoints = _l4
             if pos != _end:
                 raise ProtocolError("tagged field FetchResponse.node_endpoints has the wrong size")
         else:

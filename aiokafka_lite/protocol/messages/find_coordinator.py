@@ -17,13 +17,13 @@ from .._codec import (
     read_prim_array,
     read_string,
     read_unknown_tags,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_nullable_string,
     write_prim_array,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -263,7 +263,11 @@ def _r_FindCoordinatorRequest_v4(data: Buffer, pos: int) -> tuple[FindCoordinato
     o = _new(FindCoordinatorRequest)
     o.key_type = _unpack_b(data, pos)[0]
     pos += 1
-    o.coordinator_keys, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.coordinator_keys = []
+        pos += 1
+    else:
+        o.coordinator_keys, pos = read_prim_array(data, pos, 's', True, False)
     o.key = ''
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -382,7 +386,11 @@ def _r_FindCoordinatorResponse_v3(data: Buffer, pos: int) -> tuple[FindCoordinat
     o = _new(FindCoordinatorResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     o.node_id = _unpack_i(data, pos)[0]
     pos += 4
     o.host, pos = read_compact_string(data, pos)
@@ -428,7 +436,11 @@ def _w_FindCoordinatorResponse_v4(o: FindCoordinatorResponse, out: bytearray) ->
             "FindCoordinatorResponse.port: version 4 cannot carry a non-default value",
         )
     _v6 = o.coordinators
-    write_compact_array_len(out, len(_v6))
+    _c6 = len(_v6) + 1
+    if _c6 < 0x80:
+        out.append(_c6)
+    else:
+        write_uvarint(out, _c6)
     for _e6 in _v6:
         _w_Coordinator_v4(_e6, out)
     if o._unknown_tagged is None:
@@ -445,7 +457,11 @@ def _r_Coordinator_v4(data: Buffer, pos: int) -> tuple[Coordinator, int]:
     o.host, pos = read_compact_string(data, pos)
     o.port, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -458,16 +474,20 @@ def _r_FindCoordinatorResponse_v4(data: Buffer, pos: int) -> tuple[FindCoordinat
     o = _new(FindCoordinatorResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n6, pos = read_compact_array_len(data, pos)
-    if _n6 < 0:
-        raise ProtocolError("non-nullable array FindCoordinatorResponse.coordinators is null")
+    if data[pos] == 1:
+        o.coordinators = []
+        pos += 1
     else:
-        _l6: list[Coordinator] = []
-        _a6 = _l6.append
-        for _ in range(_n6):
-            _e6, pos = _r_Coordinator_v4(data, pos)
-            _a6(_e6)
-        o.coordinators = _l6
+        _n6, pos = read_compact_array_len(data, pos)
+        if _n6 < 0:
+            raise ProtocolError("non-nullable array FindCoordinatorResponse.coordinators is null")
+        else:
+            _l6: list[Coordinator] = []
+            _a6 = _l6.append
+            for _ in range(_n6):
+                _e6, pos = _r_Coordinator_v4(data, pos)
+                _a6(_e6)
+            o.coordinators = _l6
     o.error_code = 0
     o.error_message = ''
     o.node_id = 0
@@ -500,7 +520,11 @@ def _w_FindCoordinatorResponse_v5(o: FindCoordinatorResponse, out: bytearray) ->
             "FindCoordinatorResponse.port: version 5 cannot carry a non-default value",
         )
     _v6 = o.coordinators
-    write_compact_array_len(out, len(_v6))
+    _c6 = len(_v6) + 1
+    if _c6 < 0x80:
+        out.append(_c6)
+    else:
+        write_uvarint(out, _c6)
     for _e6 in _v6:
         _w_Coordinator_v4(_e6, out)
     if o._unknown_tagged is None:
@@ -528,7 +552,11 @@ def _w_FindCoordinatorResponse_v6(o: FindCoordinatorResponse, out: bytearray) ->
             "FindCoordinatorResponse.port: version 6 cannot carry a non-default value",
         )
     _v6 = o.coordinators
-    write_compact_array_len(out, len(_v6))
+    _c6 = len(_v6) + 1
+    if _c6 < 0x80:
+        out.append(_c6)
+    else:
+        write_uvarint(out, _c6)
     for _e6 in _v6:
         _w_Coordinator_v4(_e6, out)
     if o._unknown_tagged is None:

@@ -171,10 +171,18 @@ def _r_GetTelemetrySubscriptionsResponse_v0(
     o.client_instance_id, pos = read_uuid(data, pos)
     o.subscription_id = _unpack_i(data, pos)[0]
     pos += 4
-    o.accepted_compression_types, pos = read_prim_array(data, pos, 'b', True, False)
+    if data[pos] == 1:
+        o.accepted_compression_types = []
+        pos += 1
+    else:
+        o.accepted_compression_types, pos = read_prim_array(data, pos, 'b', True, False)
     o.push_interval_ms, o.telemetry_max_bytes, o.delta_temporality = _unpack_iio(data, pos)
     pos += 9
-    o.requested_metrics, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.requested_metrics = []
+        pos += 1
+    else:
+        o.requested_metrics, pos = read_prim_array(data, pos, 's', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

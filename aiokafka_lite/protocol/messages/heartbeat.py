@@ -174,7 +174,11 @@ def _r_HeartbeatRequest_v4(data: Buffer, pos: int) -> tuple[HeartbeatRequest, in
     o.generation_id = _unpack_i(data, pos)[0]
     pos += 4
     o.member_id, pos = read_compact_string(data, pos)
-    o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.group_instance_id = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -228,7 +228,11 @@ def _w_InitProducerIdRequest_v2(o: InitProducerIdRequest, out: bytearray) -> Non
 
 def _r_InitProducerIdRequest_v2(data: Buffer, pos: int) -> tuple[InitProducerIdRequest, int]:
     o = _new(InitProducerIdRequest)
-    o.transactional_id, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.transactional_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.transactional_id = None
+        pos += 1
     o.transaction_timeout_ms = _unpack_i(data, pos)[0]
     pos += 4
     o.producer_id = -1
@@ -262,7 +266,11 @@ def _w_InitProducerIdRequest_v3(o: InitProducerIdRequest, out: bytearray) -> Non
 
 def _r_InitProducerIdRequest_v3(data: Buffer, pos: int) -> tuple[InitProducerIdRequest, int]:
     o = _new(InitProducerIdRequest)
-    o.transactional_id, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.transactional_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.transactional_id = None
+        pos += 1
     o.transaction_timeout_ms, o.producer_id, o.producer_epoch = _unpack_iqh(data, pos)
     pos += 14
     o.enable2_pc = False
@@ -326,7 +334,11 @@ def _w_InitProducerIdRequest_v6(o: InitProducerIdRequest, out: bytearray) -> Non
 
 def _r_InitProducerIdRequest_v6(data: Buffer, pos: int) -> tuple[InitProducerIdRequest, int]:
     o = _new(InitProducerIdRequest)
-    o.transactional_id, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.transactional_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.transactional_id = None
+        pos += 1
     (
         o.transaction_timeout_ms,
         o.producer_id,

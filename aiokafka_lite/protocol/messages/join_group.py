@@ -21,13 +21,13 @@ from .._codec import (
     read_unknown_tags,
     write_array_len,
     write_bytes,
-    write_compact_array_len,
     write_compact_bytes,
     write_compact_nullable_string,
     write_compact_string,
     write_nullable_string,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -418,7 +418,11 @@ def _w_JoinGroupRequest_v6(o: JoinGroupRequest, out: bytearray) -> None:
     write_compact_nullable_string(out, o.group_instance_id)
     write_compact_string(out, o.protocol_type)
     _v6 = o.protocols
-    write_compact_array_len(out, len(_v6))
+    _c6 = len(_v6) + 1
+    if _c6 < 0x80:
+        out.append(_c6)
+    else:
+        write_uvarint(out, _c6)
     for _e6 in _v6:
         _w_JoinGroupRequestProtocol_v6(_e6, out)
     if o._unknown_tagged is None:
@@ -445,18 +449,26 @@ def _r_JoinGroupRequest_v6(data: Buffer, pos: int) -> tuple[JoinGroupRequest, in
     o.session_timeout_ms, o.rebalance_timeout_ms = _unpack_ii(data, pos)
     pos += 8
     o.member_id, pos = read_compact_string(data, pos)
-    o.group_instance_id, pos = read_compact_nullable_string(data, pos)
-    o.protocol_type, pos = read_compact_string(data, pos)
-    _n6, pos = read_compact_array_len(data, pos)
-    if _n6 < 0:
-        raise ProtocolError("non-nullable array JoinGroupRequest.protocols is null")
+    if data[pos]:
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
     else:
-        _l6: list[JoinGroupRequestProtocol] = []
-        _a6 = _l6.append
-        for _ in range(_n6):
-            _e6, pos = _r_JoinGroupRequestProtocol_v6(data, pos)
-            _a6(_e6)
-        o.protocols = _l6
+        o.group_instance_id = None
+        pos += 1
+    o.protocol_type, pos = read_compact_string(data, pos)
+    if data[pos] == 1:
+        o.protocols = []
+        pos += 1
+    else:
+        _n6, pos = read_compact_array_len(data, pos)
+        if _n6 < 0:
+            raise ProtocolError("non-nullable array JoinGroupRequest.protocols is null")
+        else:
+            _l6: list[JoinGroupRequestProtocol] = []
+            _a6 = _l6.append
+            for _ in range(_n6):
+                _e6, pos = _r_JoinGroupRequestProtocol_v6(data, pos)
+                _a6(_e6)
+            o.protocols = _l6
     o.reason = None
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -473,7 +485,11 @@ def _w_JoinGroupRequest_v8(o: JoinGroupRequest, out: bytearray) -> None:
     write_compact_nullable_string(out, o.group_instance_id)
     write_compact_string(out, o.protocol_type)
     _v6 = o.protocols
-    write_compact_array_len(out, len(_v6))
+    _c6 = len(_v6) + 1
+    if _c6 < 0x80:
+        out.append(_c6)
+    else:
+        write_uvarint(out, _c6)
     for _e6 in _v6:
         _w_JoinGroupRequestProtocol_v6(_e6, out)
     write_compact_nullable_string(out, o.reason)
@@ -489,19 +505,31 @@ def _r_JoinGroupRequest_v8(data: Buffer, pos: int) -> tuple[JoinGroupRequest, in
     o.session_timeout_ms, o.rebalance_timeout_ms = _unpack_ii(data, pos)
     pos += 8
     o.member_id, pos = read_compact_string(data, pos)
-    o.group_instance_id, pos = read_compact_nullable_string(data, pos)
-    o.protocol_type, pos = read_compact_string(data, pos)
-    _n6, pos = read_compact_array_len(data, pos)
-    if _n6 < 0:
-        raise ProtocolError("non-nullable array JoinGroupRequest.protocols is null")
+    if data[pos]:
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
     else:
-        _l6: list[JoinGroupRequestProtocol] = []
-        _a6 = _l6.append
-        for _ in range(_n6):
-            _e6, pos = _r_JoinGroupRequestProtocol_v6(data, pos)
-            _a6(_e6)
-        o.protocols = _l6
-    o.reason, pos = read_compact_nullable_string(data, pos)
+        o.group_instance_id = None
+        pos += 1
+    o.protocol_type, pos = read_compact_string(data, pos)
+    if data[pos] == 1:
+        o.protocols = []
+        pos += 1
+    else:
+        _n6, pos = read_compact_array_len(data, pos)
+        if _n6 < 0:
+            raise ProtocolError("non-nullable array JoinGroupRequest.protocols is null")
+        else:
+            _l6: list[JoinGroupRequestProtocol] = []
+            _a6 = _l6.append
+            for _ in range(_n6):
+                _e6, pos = _r_JoinGroupRequestProtocol_v6(data, pos)
+                _a6(_e6)
+            o.protocols = _l6
+    if data[pos]:
+        o.reason, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.reason = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -733,7 +761,11 @@ def _w_JoinGroupResponse_v6(o: JoinGroupResponse, out: bytearray) -> None:
         )
     write_compact_string(out, o.member_id)
     _v8 = o.members
-    write_compact_array_len(out, len(_v8))
+    _c8 = len(_v8) + 1
+    if _c8 < 0x80:
+        out.append(_c8)
+    else:
+        write_uvarint(out, _c8)
     for _e8 in _v8:
         _w_JoinGroupResponseMember_v6(_e8, out)
     if o._unknown_tagged is None:
@@ -745,7 +777,11 @@ def _w_JoinGroupResponse_v6(o: JoinGroupResponse, out: bytearray) -> None:
 def _r_JoinGroupResponseMember_v6(data: Buffer, pos: int) -> tuple[JoinGroupResponseMember, int]:
     o = _new(JoinGroupResponseMember)
     o.member_id, pos = read_compact_string(data, pos)
-    o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.group_instance_id = None
+        pos += 1
     o.metadata, pos = read_compact_bytes(data, pos)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -762,16 +798,20 @@ def _r_JoinGroupResponse_v6(data: Buffer, pos: int) -> tuple[JoinGroupResponse, 
     o.protocol_name, pos = read_compact_string(data, pos)
     o.leader, pos = read_compact_string(data, pos)
     o.member_id, pos = read_compact_string(data, pos)
-    _n8, pos = read_compact_array_len(data, pos)
-    if _n8 < 0:
-        raise ProtocolError("non-nullable array JoinGroupResponse.members is null")
+    if data[pos] == 1:
+        o.members = []
+        pos += 1
     else:
-        _l8: list[JoinGroupResponseMember] = []
-        _a8 = _l8.append
-        for _ in range(_n8):
-            _e8, pos = _r_JoinGroupResponseMember_v6(data, pos)
-            _a8(_e8)
-        o.members = _l8
+        _n8, pos = read_compact_array_len(data, pos)
+        if _n8 < 0:
+            raise ProtocolError("non-nullable array JoinGroupResponse.members is null")
+        else:
+            _l8: list[JoinGroupResponseMember] = []
+            _a8 = _l8.append
+            for _ in range(_n8):
+                _e8, pos = _r_JoinGroupResponseMember_v6(data, pos)
+                _a8(_e8)
+            o.members = _l8
     o.protocol_type = None
     o.skip_assignment = False
     if data[pos]:
@@ -793,7 +833,11 @@ def _w_JoinGroupResponse_v7(o: JoinGroupResponse, out: bytearray) -> None:
         )
     write_compact_string(out, o.member_id)
     _v8 = o.members
-    write_compact_array_len(out, len(_v8))
+    _c8 = len(_v8) + 1
+    if _c8 < 0x80:
+        out.append(_c8)
+    else:
+        write_uvarint(out, _c8)
     for _e8 in _v8:
         _w_JoinGroupResponseMember_v6(_e8, out)
     if o._unknown_tagged is None:
@@ -806,20 +850,32 @@ def _r_JoinGroupResponse_v7(data: Buffer, pos: int) -> tuple[JoinGroupResponse, 
     o = _new(JoinGroupResponse)
     o.throttle_time_ms, o.error_code, o.generation_id = _unpack_ihi(data, pos)
     pos += 10
-    o.protocol_type, pos = read_compact_nullable_string(data, pos)
-    o.protocol_name, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.protocol_type, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.protocol_type = None
+        pos += 1
+    if data[pos]:
+        o.protocol_name, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.protocol_name = None
+        pos += 1
     o.leader, pos = read_compact_string(data, pos)
     o.member_id, pos = read_compact_string(data, pos)
-    _n8, pos = read_compact_array_len(data, pos)
-    if _n8 < 0:
-        raise ProtocolError("non-nullable array JoinGroupResponse.members is null")
+    if data[pos] == 1:
+        o.members = []
+        pos += 1
     else:
-        _l8: list[JoinGroupResponseMember] = []
-        _a8 = _l8.append
-        for _ in range(_n8):
-            _e8, pos = _r_JoinGroupResponseMember_v6(data, pos)
-            _a8(_e8)
-        o.members = _l8
+        _n8, pos = read_compact_array_len(data, pos)
+        if _n8 < 0:
+            raise ProtocolError("non-nullable array JoinGroupResponse.members is null")
+        else:
+            _l8: list[JoinGroupResponseMember] = []
+            _a8 = _l8.append
+            for _ in range(_n8):
+                _e8, pos = _r_JoinGroupResponseMember_v6(data, pos)
+                _a8(_e8)
+            o.members = _l8
     o.skip_assignment = False
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -840,7 +896,11 @@ def _w_JoinGroupResponse_v8(o: JoinGroupResponse, out: bytearray) -> None:
         )
     write_compact_string(out, o.member_id)
     _v8 = o.members
-    write_compact_array_len(out, len(_v8))
+    _c8 = len(_v8) + 1
+    if _c8 < 0x80:
+        out.append(_c8)
+    else:
+        write_uvarint(out, _c8)
     for _e8 in _v8:
         _w_JoinGroupResponseMember_v6(_e8, out)
     if o._unknown_tagged is None:
@@ -857,7 +917,11 @@ def _w_JoinGroupResponse_v9(o: JoinGroupResponse, out: bytearray) -> None:
     out += _pack_o(o.skip_assignment)
     write_compact_string(out, o.member_id)
     _v8 = o.members
-    write_compact_array_len(out, len(_v8))
+    _c8 = len(_v8) + 1
+    if _c8 < 0x80:
+        out.append(_c8)
+    else:
+        write_uvarint(out, _c8)
     for _e8 in _v8:
         _w_JoinGroupResponseMember_v6(_e8, out)
     if o._unknown_tagged is None:
@@ -870,22 +934,34 @@ def _r_JoinGroupResponse_v9(data: Buffer, pos: int) -> tuple[JoinGroupResponse, 
     o = _new(JoinGroupResponse)
     o.throttle_time_ms, o.error_code, o.generation_id = _unpack_ihi(data, pos)
     pos += 10
-    o.protocol_type, pos = read_compact_nullable_string(data, pos)
-    o.protocol_name, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.protocol_type, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.protocol_type = None
+        pos += 1
+    if data[pos]:
+        o.protocol_name, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.protocol_name = None
+        pos += 1
     o.leader, pos = read_compact_string(data, pos)
     o.skip_assignment = _unpack_o(data, pos)[0]
     pos += 1
     o.member_id, pos = read_compact_string(data, pos)
-    _n8, pos = read_compact_array_len(data, pos)
-    if _n8 < 0:
-        raise ProtocolError("non-nullable array JoinGroupResponse.members is null")
+    if data[pos] == 1:
+        o.members = []
+        pos += 1
     else:
-        _l8: list[JoinGroupResponseMember] = []
-        _a8 = _l8.append
-        for _ in range(_n8):
-            _e8, pos = _r_JoinGroupResponseMember_v6(data, pos)
-            _a8(_e8)
-        o.members = _l8
+        _n8, pos = read_compact_array_len(data, pos)
+        if _n8 < 0:
+            raise ProtocolError("non-nullable array JoinGroupResponse.members is null")
+        else:
+            _l8: list[JoinGroupResponseMember] = []
+            _a8 = _l8.append
+            for _ in range(_n8):
+                _e8, pos = _r_JoinGroupResponseMember_v6(data, pos)
+                _a8(_e8)
+            o.members = _l8
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

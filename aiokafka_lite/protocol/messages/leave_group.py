@@ -18,12 +18,12 @@ from .._codec import (
     read_string,
     read_unknown_tags,
     write_array_len,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_nullable_string,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -245,7 +245,11 @@ def _w_LeaveGroupRequest_v4(o: LeaveGroupRequest, out: bytearray) -> None:
             "LeaveGroupRequest.member_id: version 4 cannot carry a non-default value",
         )
     _v2 = o.members
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_MemberIdentity_v4(_e2, out)
     if o._unknown_tagged is None:
@@ -257,7 +261,11 @@ def _w_LeaveGroupRequest_v4(o: LeaveGroupRequest, out: bytearray) -> None:
 def _r_MemberIdentity_v4(data: Buffer, pos: int) -> tuple[MemberIdentity, int]:
     o = _new(MemberIdentity)
     o.member_id, pos = read_compact_string(data, pos)
-    o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.group_instance_id = None
+        pos += 1
     o.reason = None
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -270,16 +278,20 @@ def _r_MemberIdentity_v4(data: Buffer, pos: int) -> tuple[MemberIdentity, int]:
 def _r_LeaveGroupRequest_v4(data: Buffer, pos: int) -> tuple[LeaveGroupRequest, int]:
     o = _new(LeaveGroupRequest)
     o.group_id, pos = read_compact_string(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array LeaveGroupRequest.members is null")
+    if data[pos] == 1:
+        o.members = []
+        pos += 1
     else:
-        _l2: list[MemberIdentity] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_MemberIdentity_v4(data, pos)
-            _a2(_e2)
-        o.members = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array LeaveGroupRequest.members is null")
+        else:
+            _l2: list[MemberIdentity] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_MemberIdentity_v4(data, pos)
+                _a2(_e2)
+            o.members = _l2
     o.member_id = ''
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -306,7 +318,11 @@ def _w_LeaveGroupRequest_v5(o: LeaveGroupRequest, out: bytearray) -> None:
             "LeaveGroupRequest.member_id: version 5 cannot carry a non-default value",
         )
     _v2 = o.members
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_MemberIdentity_v5(_e2, out)
     if o._unknown_tagged is None:
@@ -318,8 +334,16 @@ def _w_LeaveGroupRequest_v5(o: LeaveGroupRequest, out: bytearray) -> None:
 def _r_MemberIdentity_v5(data: Buffer, pos: int) -> tuple[MemberIdentity, int]:
     o = _new(MemberIdentity)
     o.member_id, pos = read_compact_string(data, pos)
-    o.group_instance_id, pos = read_compact_nullable_string(data, pos)
-    o.reason, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.group_instance_id = None
+        pos += 1
+    if data[pos]:
+        o.reason, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.reason = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -331,16 +355,20 @@ def _r_MemberIdentity_v5(data: Buffer, pos: int) -> tuple[MemberIdentity, int]:
 def _r_LeaveGroupRequest_v5(data: Buffer, pos: int) -> tuple[LeaveGroupRequest, int]:
     o = _new(LeaveGroupRequest)
     o.group_id, pos = read_compact_string(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array LeaveGroupRequest.members is null")
+    if data[pos] == 1:
+        o.members = []
+        pos += 1
     else:
-        _l2: list[MemberIdentity] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_MemberIdentity_v5(data, pos)
-            _a2(_e2)
-        o.members = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array LeaveGroupRequest.members is null")
+        else:
+            _l2: list[MemberIdentity] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_MemberIdentity_v5(data, pos)
+                _a2(_e2)
+            o.members = _l2
     o.member_id = ''
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -448,7 +476,11 @@ def _w_MemberResponse_v4(o: MemberResponse, out: bytearray) -> None:
 def _w_LeaveGroupResponse_v4(o: LeaveGroupResponse, out: bytearray) -> None:
     out += _pack_ih(o.throttle_time_ms, o.error_code)
     _v2 = o.members
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_MemberResponse_v4(_e2, out)
     if o._unknown_tagged is None:
@@ -460,7 +492,11 @@ def _w_LeaveGroupResponse_v4(o: LeaveGroupResponse, out: bytearray) -> None:
 def _r_MemberResponse_v4(data: Buffer, pos: int) -> tuple[MemberResponse, int]:
     o = _new(MemberResponse)
     o.member_id, pos = read_compact_string(data, pos)
-    o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.group_instance_id = None
+        pos += 1
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
     if data[pos]:
@@ -475,16 +511,20 @@ def _r_LeaveGroupResponse_v4(data: Buffer, pos: int) -> tuple[LeaveGroupResponse
     o = _new(LeaveGroupResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array LeaveGroupResponse.members is null")
+    if data[pos] == 1:
+        o.members = []
+        pos += 1
     else:
-        _l2: list[MemberResponse] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_MemberResponse_v4(data, pos)
-            _a2(_e2)
-        o.members = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array LeaveGroupResponse.members is null")
+        else:
+            _l2: list[MemberResponse] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_MemberResponse_v4(data, pos)
+                _a2(_e2)
+            o.members = _l2
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

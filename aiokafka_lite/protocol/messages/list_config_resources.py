@@ -14,10 +14,10 @@ from .._codec import (
     read_compact_string,
     read_prim_array,
     read_unknown_tags,
-    write_compact_array_len,
     write_compact_string,
     write_prim_array,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -142,7 +142,11 @@ def _w_ListConfigResourcesRequest_v1(o: ListConfigResourcesRequest, out: bytearr
 
 def _r_ListConfigResourcesRequest_v1(data: Buffer, pos: int) -> tuple[ListConfigResourcesRequest, int]:
     o = _new(ListConfigResourcesRequest)
-    o.resource_types, pos = read_prim_array(data, pos, 'b', True, False)
+    if data[pos] == 1:
+        o.resource_types = []
+        pos += 1
+    else:
+        o.resource_types, pos = read_prim_array(data, pos, 'b', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -162,7 +166,11 @@ def _w_ConfigResource_v0(o: ConfigResource, out: bytearray) -> None:
 def _w_ListConfigResourcesResponse_v0(o: ListConfigResourcesResponse, out: bytearray) -> None:
     out += _pack_ih(o.throttle_time_ms, o.error_code)
     _v2 = o.config_resources
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_ConfigResource_v0(_e2, out)
     if o._unknown_tagged is None:
@@ -187,16 +195,20 @@ def _r_ListConfigResourcesResponse_v0(data: Buffer, pos: int) -> tuple[ListConfi
     o = _new(ListConfigResourcesResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array ListConfigResourcesResponse.config_resources is null")
+    if data[pos] == 1:
+        o.config_resources = []
+        pos += 1
     else:
-        _l2: list[ConfigResource] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_ConfigResource_v0(data, pos)
-            _a2(_e2)
-        o.config_resources = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array ListConfigResourcesResponse.config_resources is null")
+        else:
+            _l2: list[ConfigResource] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_ConfigResource_v0(data, pos)
+                _a2(_e2)
+            o.config_resources = _l2
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -217,7 +229,11 @@ def _w_ConfigResource_v1(o: ConfigResource, out: bytearray) -> None:
 def _w_ListConfigResourcesResponse_v1(o: ListConfigResourcesResponse, out: bytearray) -> None:
     out += _pack_ih(o.throttle_time_ms, o.error_code)
     _v2 = o.config_resources
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_ConfigResource_v1(_e2, out)
     if o._unknown_tagged is None:
@@ -243,16 +259,20 @@ def _r_ListConfigResourcesResponse_v1(data: Buffer, pos: int) -> tuple[ListConfi
     o = _new(ListConfigResourcesResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array ListConfigResourcesResponse.config_resources is null")
+    if data[pos] == 1:
+        o.config_resources = []
+        pos += 1
     else:
-        _l2: list[ConfigResource] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_ConfigResource_v1(data, pos)
-            _a2(_e2)
-        o.config_resources = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array ListConfigResourcesResponse.config_resources is null")
+        else:
+            _l2: list[ConfigResource] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_ConfigResource_v1(data, pos)
+                _a2(_e2)
+            o.config_resources = _l2
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

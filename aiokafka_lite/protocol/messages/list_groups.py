@@ -17,11 +17,11 @@ from .._codec import (
     read_string,
     read_unknown_tags,
     write_array_len,
-    write_compact_array_len,
     write_compact_string,
     write_prim_array,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -209,7 +209,11 @@ def _w_ListGroupsRequest_v4(o: ListGroupsRequest, out: bytearray) -> None:
 
 def _r_ListGroupsRequest_v4(data: Buffer, pos: int) -> tuple[ListGroupsRequest, int]:
     o = _new(ListGroupsRequest)
-    o.states_filter, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.states_filter = []
+        pos += 1
+    else:
+        o.states_filter, pos = read_prim_array(data, pos, 's', True, False)
     o.types_filter = []
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -230,8 +234,16 @@ def _w_ListGroupsRequest_v5(o: ListGroupsRequest, out: bytearray) -> None:
 
 def _r_ListGroupsRequest_v5(data: Buffer, pos: int) -> tuple[ListGroupsRequest, int]:
     o = _new(ListGroupsRequest)
-    o.states_filter, pos = read_prim_array(data, pos, 's', True, False)
-    o.types_filter, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.states_filter = []
+        pos += 1
+    else:
+        o.states_filter, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.types_filter = []
+        pos += 1
+    else:
+        o.types_filter, pos = read_prim_array(data, pos, 's', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -320,7 +332,11 @@ def _w_ListedGroup_v3(o: ListedGroup, out: bytearray) -> None:
 def _w_ListGroupsResponse_v3(o: ListGroupsResponse, out: bytearray) -> None:
     out += _pack_ih(o.throttle_time_ms, o.error_code)
     _v2 = o.groups
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_ListedGroup_v3(_e2, out)
     if o._unknown_tagged is None:
@@ -347,16 +363,20 @@ def _r_ListGroupsResponse_v3(data: Buffer, pos: int) -> tuple[ListGroupsResponse
     o = _new(ListGroupsResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array ListGroupsResponse.groups is null")
+    if data[pos] == 1:
+        o.groups = []
+        pos += 1
     else:
-        _l2: list[ListedGroup] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_ListedGroup_v3(data, pos)
-            _a2(_e2)
-        o.groups = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array ListGroupsResponse.groups is null")
+        else:
+            _l2: list[ListedGroup] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_ListedGroup_v3(data, pos)
+                _a2(_e2)
+            o.groups = _l2
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -378,7 +398,11 @@ def _w_ListedGroup_v4(o: ListedGroup, out: bytearray) -> None:
 def _w_ListGroupsResponse_v4(o: ListGroupsResponse, out: bytearray) -> None:
     out += _pack_ih(o.throttle_time_ms, o.error_code)
     _v2 = o.groups
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_ListedGroup_v4(_e2, out)
     if o._unknown_tagged is None:
@@ -405,16 +429,20 @@ def _r_ListGroupsResponse_v4(data: Buffer, pos: int) -> tuple[ListGroupsResponse
     o = _new(ListGroupsResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array ListGroupsResponse.groups is null")
+    if data[pos] == 1:
+        o.groups = []
+        pos += 1
     else:
-        _l2: list[ListedGroup] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_ListedGroup_v4(data, pos)
-            _a2(_e2)
-        o.groups = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array ListGroupsResponse.groups is null")
+        else:
+            _l2: list[ListedGroup] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_ListedGroup_v4(data, pos)
+                _a2(_e2)
+            o.groups = _l2
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -437,7 +465,11 @@ def _w_ListedGroup_v5(o: ListedGroup, out: bytearray) -> None:
 def _w_ListGroupsResponse_v5(o: ListGroupsResponse, out: bytearray) -> None:
     out += _pack_ih(o.throttle_time_ms, o.error_code)
     _v2 = o.groups
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_ListedGroup_v5(_e2, out)
     if o._unknown_tagged is None:
@@ -464,16 +496,20 @@ def _r_ListGroupsResponse_v5(data: Buffer, pos: int) -> tuple[ListGroupsResponse
     o = _new(ListGroupsResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array ListGroupsResponse.groups is null")
+    if data[pos] == 1:
+        o.groups = []
+        pos += 1
     else:
-        _l2: list[ListedGroup] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_ListedGroup_v5(data, pos)
-            _a2(_e2)
-        o.groups = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array ListGroupsResponse.groups is null")
+        else:
+            _l2: list[ListedGroup] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_ListedGroup_v5(data, pos)
+                _a2(_e2)
+            o.groups = _l2
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

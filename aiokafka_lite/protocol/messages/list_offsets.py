@@ -16,10 +16,10 @@ from .._codec import (
     read_string,
     read_unknown_tags,
     write_array_len,
-    write_compact_array_len,
     write_compact_string,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -500,7 +500,11 @@ def _w_ListOffsetsPartition_v6(o: ListOffsetsPartition, out: bytearray) -> None:
 def _w_ListOffsetsTopic_v6(o: ListOffsetsTopic, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ListOffsetsPartition_v6(_e1, out)
     if o._unknown_tagged is None:
@@ -512,7 +516,11 @@ def _w_ListOffsetsTopic_v6(o: ListOffsetsTopic, out: bytearray) -> None:
 def _w_ListOffsetsRequest_v6(o: ListOffsetsRequest, out: bytearray) -> None:
     out += _pack_ib(o.replica_id, o.isolation_level)
     _v2 = o.topics
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_ListOffsetsTopic_v6(_e2, out)
     if o._unknown_tagged is None:
@@ -537,16 +545,20 @@ def _r_ListOffsetsPartition_v6(data: Buffer, pos: int) -> tuple[ListOffsetsParti
 def _r_ListOffsetsTopic_v6(data: Buffer, pos: int) -> tuple[ListOffsetsTopic, int]:
     o = _new(ListOffsetsTopic)
     o.name, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array ListOffsetsTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[ListOffsetsPartition] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_ListOffsetsPartition_v6(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array ListOffsetsTopic.partitions is null")
+        else:
+            _l1: list[ListOffsetsPartition] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_ListOffsetsPartition_v6(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -559,16 +571,20 @@ def _r_ListOffsetsRequest_v6(data: Buffer, pos: int) -> tuple[ListOffsetsRequest
     o = _new(ListOffsetsRequest)
     o.replica_id, o.isolation_level = _unpack_ib(data, pos)
     pos += 5
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array ListOffsetsRequest.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l2: list[ListOffsetsTopic] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_ListOffsetsTopic_v6(data, pos)
-            _a2(_e2)
-        o.topics = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array ListOffsetsRequest.topics is null")
+        else:
+            _l2: list[ListOffsetsTopic] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_ListOffsetsTopic_v6(data, pos)
+                _a2(_e2)
+            o.topics = _l2
     o.timeout_ms = 0
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -593,7 +609,11 @@ def _w_ListOffsetsPartition_v7(o: ListOffsetsPartition, out: bytearray) -> None:
 def _w_ListOffsetsTopic_v7(o: ListOffsetsTopic, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ListOffsetsPartition_v7(_e1, out)
     if o._unknown_tagged is None:
@@ -605,7 +625,11 @@ def _w_ListOffsetsTopic_v7(o: ListOffsetsTopic, out: bytearray) -> None:
 def _w_ListOffsetsRequest_v7(o: ListOffsetsRequest, out: bytearray) -> None:
     out += _pack_ib(o.replica_id, o.isolation_level)
     _v2 = o.topics
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_ListOffsetsTopic_v7(_e2, out)
     if o._unknown_tagged is None:
@@ -629,7 +653,11 @@ def _w_ListOffsetsPartition_v8(o: ListOffsetsPartition, out: bytearray) -> None:
 def _w_ListOffsetsTopic_v8(o: ListOffsetsTopic, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ListOffsetsPartition_v8(_e1, out)
     if o._unknown_tagged is None:
@@ -641,7 +669,11 @@ def _w_ListOffsetsTopic_v8(o: ListOffsetsTopic, out: bytearray) -> None:
 def _w_ListOffsetsRequest_v8(o: ListOffsetsRequest, out: bytearray) -> None:
     out += _pack_ib(o.replica_id, o.isolation_level)
     _v2 = o.topics
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_ListOffsetsTopic_v8(_e2, out)
     if o._unknown_tagged is None:
@@ -665,7 +697,11 @@ def _w_ListOffsetsPartition_v9(o: ListOffsetsPartition, out: bytearray) -> None:
 def _w_ListOffsetsTopic_v9(o: ListOffsetsTopic, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ListOffsetsPartition_v9(_e1, out)
     if o._unknown_tagged is None:
@@ -677,7 +713,11 @@ def _w_ListOffsetsTopic_v9(o: ListOffsetsTopic, out: bytearray) -> None:
 def _w_ListOffsetsRequest_v9(o: ListOffsetsRequest, out: bytearray) -> None:
     out += _pack_ib(o.replica_id, o.isolation_level)
     _v2 = o.topics
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_ListOffsetsTopic_v9(_e2, out)
     if o._unknown_tagged is None:
@@ -701,7 +741,11 @@ def _w_ListOffsetsPartition_v10(o: ListOffsetsPartition, out: bytearray) -> None
 def _w_ListOffsetsTopic_v10(o: ListOffsetsTopic, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ListOffsetsPartition_v10(_e1, out)
     if o._unknown_tagged is None:
@@ -713,7 +757,11 @@ def _w_ListOffsetsTopic_v10(o: ListOffsetsTopic, out: bytearray) -> None:
 def _w_ListOffsetsRequest_v10(o: ListOffsetsRequest, out: bytearray) -> None:
     out += _pack_ib(o.replica_id, o.isolation_level)
     _v2 = o.topics
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_ListOffsetsTopic_v10(_e2, out)
     out += _pack_i(o.timeout_ms)
@@ -727,16 +775,20 @@ def _r_ListOffsetsRequest_v10(data: Buffer, pos: int) -> tuple[ListOffsetsReques
     o = _new(ListOffsetsRequest)
     o.replica_id, o.isolation_level = _unpack_ib(data, pos)
     pos += 5
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array ListOffsetsRequest.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l2: list[ListOffsetsTopic] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_ListOffsetsTopic_v6(data, pos)
-            _a2(_e2)
-        o.topics = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array ListOffsetsRequest.topics is null")
+        else:
+            _l2: list[ListOffsetsTopic] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_ListOffsetsTopic_v6(data, pos)
+                _a2(_e2)
+            o.topics = _l2
     o.timeout_ms = _unpack_i(data, pos)[0]
     pos += 4
     if data[pos]:
@@ -762,7 +814,11 @@ def _w_ListOffsetsPartition_v11(o: ListOffsetsPartition, out: bytearray) -> None
 def _w_ListOffsetsTopic_v11(o: ListOffsetsTopic, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ListOffsetsPartition_v11(_e1, out)
     if o._unknown_tagged is None:
@@ -774,7 +830,11 @@ def _w_ListOffsetsTopic_v11(o: ListOffsetsTopic, out: bytearray) -> None:
 def _w_ListOffsetsRequest_v11(o: ListOffsetsRequest, out: bytearray) -> None:
     out += _pack_ib(o.replica_id, o.isolation_level)
     _v2 = o.topics
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_ListOffsetsTopic_v11(_e2, out)
     out += _pack_i(o.timeout_ms)
@@ -1042,7 +1102,11 @@ def _w_ListOffsetsPartitionResponse_v6(o: ListOffsetsPartitionResponse, out: byt
 def _w_ListOffsetsTopicResponse_v6(o: ListOffsetsTopicResponse, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ListOffsetsPartitionResponse_v6(_e1, out)
     if o._unknown_tagged is None:
@@ -1054,7 +1118,11 @@ def _w_ListOffsetsTopicResponse_v6(o: ListOffsetsTopicResponse, out: bytearray) 
 def _w_ListOffsetsResponse_v6(o: ListOffsetsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ListOffsetsTopicResponse_v6(_e1, out)
     if o._unknown_tagged is None:
@@ -1079,16 +1147,20 @@ def _r_ListOffsetsPartitionResponse_v6(data: Buffer, pos: int) -> tuple[ListOffs
 def _r_ListOffsetsTopicResponse_v6(data: Buffer, pos: int) -> tuple[ListOffsetsTopicResponse, int]:
     o = _new(ListOffsetsTopicResponse)
     o.name, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array ListOffsetsTopicResponse.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[ListOffsetsPartitionResponse] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_ListOffsetsPartitionResponse_v6(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array ListOffsetsTopicResponse.partitions is null")
+        else:
+            _l1: list[ListOffsetsPartitionResponse] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_ListOffsetsPartitionResponse_v6(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -1101,16 +1173,20 @@ def _r_ListOffsetsResponse_v6(data: Buffer, pos: int) -> tuple[ListOffsetsRespon
     o = _new(ListOffsetsResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array ListOffsetsResponse.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[ListOffsetsTopicResponse] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_ListOffsetsTopicResponse_v6(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array ListOffsetsResponse.topics is null")
+        else:
+            _l1: list[ListOffsetsTopicResponse] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_ListOffsetsTopicResponse_v6(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -1135,7 +1211,11 @@ def _w_ListOffsetsPartitionResponse_v7(o: ListOffsetsPartitionResponse, out: byt
 def _w_ListOffsetsTopicResponse_v7(o: ListOffsetsTopicResponse, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ListOffsetsPartitionResponse_v7(_e1, out)
     if o._unknown_tagged is None:
@@ -1147,7 +1227,11 @@ def _w_ListOffsetsTopicResponse_v7(o: ListOffsetsTopicResponse, out: bytearray) 
 def _w_ListOffsetsResponse_v7(o: ListOffsetsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ListOffsetsTopicResponse_v7(_e1, out)
     if o._unknown_tagged is None:
@@ -1172,7 +1256,11 @@ def _w_ListOffsetsPartitionResponse_v8(o: ListOffsetsPartitionResponse, out: byt
 def _w_ListOffsetsTopicResponse_v8(o: ListOffsetsTopicResponse, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ListOffsetsPartitionResponse_v8(_e1, out)
     if o._unknown_tagged is None:
@@ -1184,7 +1272,11 @@ def _w_ListOffsetsTopicResponse_v8(o: ListOffsetsTopicResponse, out: bytearray) 
 def _w_ListOffsetsResponse_v8(o: ListOffsetsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ListOffsetsTopicResponse_v8(_e1, out)
     if o._unknown_tagged is None:
@@ -1209,7 +1301,11 @@ def _w_ListOffsetsPartitionResponse_v9(o: ListOffsetsPartitionResponse, out: byt
 def _w_ListOffsetsTopicResponse_v9(o: ListOffsetsTopicResponse, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ListOffsetsPartitionResponse_v9(_e1, out)
     if o._unknown_tagged is None:
@@ -1221,7 +1317,11 @@ def _w_ListOffsetsTopicResponse_v9(o: ListOffsetsTopicResponse, out: bytearray) 
 def _w_ListOffsetsResponse_v9(o: ListOffsetsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ListOffsetsTopicResponse_v9(_e1, out)
     if o._unknown_tagged is None:
@@ -1246,7 +1346,11 @@ def _w_ListOffsetsPartitionResponse_v10(o: ListOffsetsPartitionResponse, out: by
 def _w_ListOffsetsTopicResponse_v10(o: ListOffsetsTopicResponse, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ListOffsetsPartitionResponse_v10(_e1, out)
     if o._unknown_tagged is None:
@@ -1258,7 +1362,11 @@ def _w_ListOffsetsTopicResponse_v10(o: ListOffsetsTopicResponse, out: bytearray)
 def _w_ListOffsetsResponse_v10(o: ListOffsetsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ListOffsetsTopicResponse_v10(_e1, out)
     if o._unknown_tagged is None:
@@ -1283,7 +1391,11 @@ def _w_ListOffsetsPartitionResponse_v11(o: ListOffsetsPartitionResponse, out: by
 def _w_ListOffsetsTopicResponse_v11(o: ListOffsetsTopicResponse, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ListOffsetsPartitionResponse_v11(_e1, out)
     if o._unknown_tagged is None:
@@ -1295,7 +1407,11 @@ def _w_ListOffsetsTopicResponse_v11(o: ListOffsetsTopicResponse, out: bytearray)
 def _w_ListOffsetsResponse_v11(o: ListOffsetsResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_ListOffsetsTopicResponse_v11(_e1, out)
     if o._unknown_tagged is None:

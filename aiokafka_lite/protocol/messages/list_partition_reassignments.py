@@ -15,11 +15,11 @@ from .._codec import (
     read_compact_string,
     read_prim_array,
     read_unknown_tags,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_prim_array,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -190,7 +190,11 @@ def _w_ListPartitionReassignmentsRequest_v0(o: ListPartitionReassignmentsRequest
     if _v1 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v1))
+        _c1 = len(_v1) + 1
+        if _c1 < 0x80:
+            out.append(_c1)
+        else:
+            write_uvarint(out, _c1)
         for _e1 in _v1:
             _w_ListPartitionReassignmentsTopics_v0(_e1, out)
     if o._unknown_tagged is None:
@@ -205,7 +209,11 @@ def _r_ListPartitionReassignmentsTopics_v0(
 ) -> tuple[ListPartitionReassignmentsTopics, int]:
     o = _new(ListPartitionReassignmentsTopics)
     o.name, pos = read_compact_string(data, pos)
-    o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partition_indexes = []
+        pos += 1
+    else:
+        o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -221,16 +229,20 @@ def _r_ListPartitionReassignmentsRequest_v0(
     o = _new(ListPartitionReassignmentsRequest)
     o.timeout_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        o.topics = None
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[ListPartitionReassignmentsTopics] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_ListPartitionReassignmentsTopics_v0(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            o.topics = None
+        else:
+            _l1: list[ListPartitionReassignmentsTopics] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_ListPartitionReassignmentsTopics_v0(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -253,7 +265,11 @@ def _w_OngoingPartitionReassignment_v0(o: OngoingPartitionReassignment, out: byt
 def _w_OngoingTopicReassignment_v0(o: OngoingTopicReassignment, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_OngoingPartitionReassignment_v0(_e1, out)
     if o._unknown_tagged is None:
@@ -266,7 +282,11 @@ def _w_ListPartitionReassignmentsResponse_v0(o: ListPartitionReassignmentsRespon
     out += _pack_ih(o.throttle_time_ms, o.error_code)
     write_compact_nullable_string(out, o.error_message)
     _v3 = o.topics
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_OngoingTopicReassignment_v0(_e3, out)
     if o._unknown_tagged is None:
@@ -279,9 +299,21 @@ def _r_OngoingPartitionReassignment_v0(data: Buffer, pos: int) -> tuple[OngoingP
     o = _new(OngoingPartitionReassignment)
     o.partition_index = _unpack_i(data, pos)[0]
     pos += 4
-    o.replicas, pos = read_prim_array(data, pos, 'i', True, False)
-    o.adding_replicas, pos = read_prim_array(data, pos, 'i', True, False)
-    o.removing_replicas, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.replicas = []
+        pos += 1
+    else:
+        o.replicas, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.adding_replicas = []
+        pos += 1
+    else:
+        o.adding_replicas, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.removing_replicas = []
+        pos += 1
+    else:
+        o.removing_replicas, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -293,16 +325,20 @@ def _r_OngoingPartitionReassignment_v0(data: Buffer, pos: int) -> tuple[OngoingP
 def _r_OngoingTopicReassignment_v0(data: Buffer, pos: int) -> tuple[OngoingTopicReassignment, int]:
     o = _new(OngoingTopicReassignment)
     o.name, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array OngoingTopicReassignment.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[OngoingPartitionReassignment] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_OngoingPartitionReassignment_v0(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array OngoingTopicReassignment.partitions is null")
+        else:
+            _l1: list[OngoingPartitionReassignment] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_OngoingPartitionReassignment_v0(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -318,17 +354,25 @@ def _r_ListPartitionReassignmentsResponse_v0(
     o = _new(ListPartitionReassignmentsResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array ListPartitionReassignmentsResponse.topics is null")
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     else:
-        _l3: list[OngoingTopicReassignment] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_OngoingTopicReassignment_v0(data, pos)
-            _a3(_e3)
-        o.topics = _l3
+        o.error_message = None
+        pos += 1
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
+    else:
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array ListPartitionReassignmentsResponse.topics is null")
+        else:
+            _l3: list[OngoingTopicReassignment] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_OngoingTopicReassignment_v0(data, pos)
+                _a3(_e3)
+            o.topics = _l3
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

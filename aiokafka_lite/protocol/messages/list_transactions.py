@@ -15,11 +15,11 @@ from .._codec import (
     read_compact_string,
     read_prim_array,
     read_unknown_tags,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_prim_array,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -168,8 +168,16 @@ def _w_ListTransactionsRequest_v0(o: ListTransactionsRequest, out: bytearray) ->
 
 def _r_ListTransactionsRequest_v0(data: Buffer, pos: int) -> tuple[ListTransactionsRequest, int]:
     o = _new(ListTransactionsRequest)
-    o.state_filters, pos = read_prim_array(data, pos, 's', True, False)
-    o.producer_id_filters, pos = read_prim_array(data, pos, 'q', True, False)
+    if data[pos] == 1:
+        o.state_filters = []
+        pos += 1
+    else:
+        o.state_filters, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.producer_id_filters = []
+        pos += 1
+    else:
+        o.producer_id_filters, pos = read_prim_array(data, pos, 'q', True, False)
     o.duration_filter = -1
     o.transactional_id_pattern = None
     if data[pos]:
@@ -196,8 +204,16 @@ def _w_ListTransactionsRequest_v1(o: ListTransactionsRequest, out: bytearray) ->
 
 def _r_ListTransactionsRequest_v1(data: Buffer, pos: int) -> tuple[ListTransactionsRequest, int]:
     o = _new(ListTransactionsRequest)
-    o.state_filters, pos = read_prim_array(data, pos, 's', True, False)
-    o.producer_id_filters, pos = read_prim_array(data, pos, 'q', True, False)
+    if data[pos] == 1:
+        o.state_filters = []
+        pos += 1
+    else:
+        o.state_filters, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.producer_id_filters = []
+        pos += 1
+    else:
+        o.producer_id_filters, pos = read_prim_array(data, pos, 'q', True, False)
     o.duration_filter = _unpack_q(data, pos)[0]
     pos += 8
     o.transactional_id_pattern = None
@@ -222,11 +238,23 @@ def _w_ListTransactionsRequest_v2(o: ListTransactionsRequest, out: bytearray) ->
 
 def _r_ListTransactionsRequest_v2(data: Buffer, pos: int) -> tuple[ListTransactionsRequest, int]:
     o = _new(ListTransactionsRequest)
-    o.state_filters, pos = read_prim_array(data, pos, 's', True, False)
-    o.producer_id_filters, pos = read_prim_array(data, pos, 'q', True, False)
+    if data[pos] == 1:
+        o.state_filters = []
+        pos += 1
+    else:
+        o.state_filters, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.producer_id_filters = []
+        pos += 1
+    else:
+        o.producer_id_filters, pos = read_prim_array(data, pos, 'q', True, False)
     o.duration_filter = _unpack_q(data, pos)[0]
     pos += 8
-    o.transactional_id_pattern, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.transactional_id_pattern, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.transactional_id_pattern = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -249,7 +277,11 @@ def _w_ListTransactionsResponse_v0(o: ListTransactionsResponse, out: bytearray) 
     out += _pack_ih(o.throttle_time_ms, o.error_code)
     write_prim_array(out, o.unknown_state_filters, 's', True, False)
     _v3 = o.transaction_states
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_TransactionState_v0(_e3, out)
     if o._unknown_tagged is None:
@@ -276,17 +308,25 @@ def _r_ListTransactionsResponse_v0(data: Buffer, pos: int) -> tuple[ListTransact
     o = _new(ListTransactionsResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.unknown_state_filters, pos = read_prim_array(data, pos, 's', True, False)
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array ListTransactionsResponse.transaction_states is null")
+    if data[pos] == 1:
+        o.unknown_state_filters = []
+        pos += 1
     else:
-        _l3: list[TransactionState] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_TransactionState_v0(data, pos)
-            _a3(_e3)
-        o.transaction_states = _l3
+        o.unknown_state_filters, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.transaction_states = []
+        pos += 1
+    else:
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array ListTransactionsResponse.transaction_states is null")
+        else:
+            _l3: list[TransactionState] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_TransactionState_v0(data, pos)
+                _a3(_e3)
+            o.transaction_states = _l3
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

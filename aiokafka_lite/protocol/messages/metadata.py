@@ -22,13 +22,13 @@ from .._codec import (
     read_unknown_tags,
     read_uuid,
     write_array_len,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_nullable_string,
     write_prim_array,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -650,7 +650,11 @@ def _w_MetadataRequest_v9(o: MetadataRequest, out: bytearray) -> None:
     if _v0 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v0))
+        _c0 = len(_v0) + 1
+        if _c0 < 0x80:
+            out.append(_c0)
+        else:
+            write_uvarint(out, _c0)
         for _e0 in _v0:
             _w_MetadataRequestTopic_v9(_e0, out)
     out += _pack_ooo(
@@ -678,16 +682,20 @@ def _r_MetadataRequestTopic_v9(data: Buffer, pos: int) -> tuple[MetadataRequestT
 
 def _r_MetadataRequest_v9(data: Buffer, pos: int) -> tuple[MetadataRequest, int]:
     o = _new(MetadataRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        o.topics = None
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l0: list[MetadataRequestTopic] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_MetadataRequestTopic_v9(data, pos)
-            _a0(_e0)
-        o.topics = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            o.topics = None
+        else:
+            _l0: list[MetadataRequestTopic] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_MetadataRequestTopic_v9(data, pos)
+                _a0(_e0)
+            o.topics = _l0
     (
         o.allow_auto_topic_creation,
         o.include_cluster_authorized_operations,
@@ -716,7 +724,11 @@ def _w_MetadataRequest_v10(o: MetadataRequest, out: bytearray) -> None:
     if _v0 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v0))
+        _c0 = len(_v0) + 1
+        if _c0 < 0x80:
+            out.append(_c0)
+        else:
+            write_uvarint(out, _c0)
         for _e0 in _v0:
             _w_MetadataRequestTopic_v10(_e0, out)
     out += _pack_ooo(
@@ -733,7 +745,11 @@ def _w_MetadataRequest_v10(o: MetadataRequest, out: bytearray) -> None:
 def _r_MetadataRequestTopic_v10(data: Buffer, pos: int) -> tuple[MetadataRequestTopic, int]:
     o = _new(MetadataRequestTopic)
     o.topic_id, pos = read_uuid(data, pos)
-    o.name, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.name, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.name = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -744,16 +760,20 @@ def _r_MetadataRequestTopic_v10(data: Buffer, pos: int) -> tuple[MetadataRequest
 
 def _r_MetadataRequest_v10(data: Buffer, pos: int) -> tuple[MetadataRequest, int]:
     o = _new(MetadataRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        o.topics = None
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l0: list[MetadataRequestTopic] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_MetadataRequestTopic_v10(data, pos)
-            _a0(_e0)
-        o.topics = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            o.topics = None
+        else:
+            _l0: list[MetadataRequestTopic] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_MetadataRequestTopic_v10(data, pos)
+                _a0(_e0)
+            o.topics = _l0
     (
         o.allow_auto_topic_creation,
         o.include_cluster_authorized_operations,
@@ -773,7 +793,11 @@ def _w_MetadataRequest_v11(o: MetadataRequest, out: bytearray) -> None:
     if _v0 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v0))
+        _c0 = len(_v0) + 1
+        if _c0 < 0x80:
+            out.append(_c0)
+        else:
+            write_uvarint(out, _c0)
         for _e0 in _v0:
             _w_MetadataRequestTopic_v10(_e0, out)
     out += _pack_o(o.allow_auto_topic_creation)
@@ -790,16 +814,20 @@ def _w_MetadataRequest_v11(o: MetadataRequest, out: bytearray) -> None:
 
 def _r_MetadataRequest_v11(data: Buffer, pos: int) -> tuple[MetadataRequest, int]:
     o = _new(MetadataRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        o.topics = None
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l0: list[MetadataRequestTopic] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_MetadataRequestTopic_v10(data, pos)
-            _a0(_e0)
-        o.topics = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            o.topics = None
+        else:
+            _l0: list[MetadataRequestTopic] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_MetadataRequestTopic_v10(data, pos)
+                _a0(_e0)
+            o.topics = _l0
     o.allow_auto_topic_creation, o.include_topic_authorized_operations = _unpack_oo(data, pos)
     pos += 2
     o.include_cluster_authorized_operations = False
@@ -816,7 +844,11 @@ def _w_MetadataRequest_v12(o: MetadataRequest, out: bytearray) -> None:
     if _v0 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v0))
+        _c0 = len(_v0) + 1
+        if _c0 < 0x80:
+            out.append(_c0)
+        else:
+            write_uvarint(out, _c0)
         for _e0 in _v0:
             _w_MetadataRequestTopic_v10(_e0, out)
     out += _pack_o(o.allow_auto_topic_creation)
@@ -836,7 +868,11 @@ def _w_MetadataRequest_v13(o: MetadataRequest, out: bytearray) -> None:
     if _v0 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v0))
+        _c0 = len(_v0) + 1
+        if _c0 < 0x80:
+            out.append(_c0)
+        else:
+            write_uvarint(out, _c0)
         for _e0 in _v0:
             _w_MetadataRequestTopic_v10(_e0, out)
     out += _pack_o(o.allow_auto_topic_creation)
@@ -1608,7 +1644,11 @@ def _w_MetadataResponseTopic_v9(o: MetadataResponseTopic, out: bytearray) -> Non
     write_compact_string(out, o.name)
     out += _pack_o(o.is_internal)
     _v4 = o.partitions
-    write_compact_array_len(out, len(_v4))
+    _c4 = len(_v4) + 1
+    if _c4 < 0x80:
+        out.append(_c4)
+    else:
+        write_uvarint(out, _c4)
     for _e4 in _v4:
         _w_MetadataResponsePartition_v9(_e4, out)
     out += _pack_i(o.topic_authorized_operations)
@@ -1621,13 +1661,21 @@ def _w_MetadataResponseTopic_v9(o: MetadataResponseTopic, out: bytearray) -> Non
 def _w_MetadataResponse_v9(o: MetadataResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.brokers
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_MetadataResponseBroker_v9(_e1, out)
     write_compact_nullable_string(out, o.cluster_id)
     out += _pack_i(o.controller_id)
     _v4 = o.topics
-    write_compact_array_len(out, len(_v4))
+    _c4 = len(_v4) + 1
+    if _c4 < 0x80:
+        out.append(_c4)
+    else:
+        write_uvarint(out, _c4)
     for _e4 in _v4:
         _w_MetadataResponseTopic_v9(_e4, out)
     out += _pack_i(o.cluster_authorized_operations)
@@ -1644,7 +1692,11 @@ def _r_MetadataResponseBroker_v9(data: Buffer, pos: int) -> tuple[MetadataRespon
     o.host, pos = read_compact_string(data, pos)
     o.port = _unpack_i(data, pos)[0]
     pos += 4
-    o.rack, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.rack, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.rack = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -1657,9 +1709,21 @@ def _r_MetadataResponsePartition_v9(data: Buffer, pos: int) -> tuple[MetadataRes
     o = _new(MetadataResponsePartition)
     o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _unpack_hiii(data, pos)
     pos += 14
-    o.replica_nodes, pos = read_prim_array(data, pos, 'i', True, False)
-    o.isr_nodes, pos = read_prim_array(data, pos, 'i', True, False)
-    o.offline_replicas, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.replica_nodes = []
+        pos += 1
+    else:
+        o.replica_nodes, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.isr_nodes = []
+        pos += 1
+    else:
+        o.isr_nodes, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.offline_replicas = []
+        pos += 1
+    else:
+        o.offline_replicas, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -1675,16 +1739,20 @@ def _r_MetadataResponseTopic_v9(data: Buffer, pos: int) -> tuple[MetadataRespons
     o.name, pos = read_compact_string(data, pos)
     o.is_internal = _unpack_o(data, pos)[0]
     pos += 1
-    _n4, pos = read_compact_array_len(data, pos)
-    if _n4 < 0:
-        raise ProtocolError("non-nullable array MetadataResponseTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l4: list[MetadataResponsePartition] = []
-        _a4 = _l4.append
-        for _ in range(_n4):
-            _e4, pos = _r_MetadataResponsePartition_v9(data, pos)
-            _a4(_e4)
-        o.partitions = _l4
+        _n4, pos = read_compact_array_len(data, pos)
+        if _n4 < 0:
+            raise ProtocolError("non-nullable array MetadataResponseTopic.partitions is null")
+        else:
+            _l4: list[MetadataResponsePartition] = []
+            _a4 = _l4.append
+            for _ in range(_n4):
+                _e4, pos = _r_MetadataResponsePartition_v9(data, pos)
+                _a4(_e4)
+            o.partitions = _l4
     o.topic_authorized_operations = _unpack_i(data, pos)[0]
     pos += 4
     o.topic_id = ZERO_UUID
@@ -1700,29 +1768,41 @@ def _r_MetadataResponse_v9(data: Buffer, pos: int) -> tuple[MetadataResponse, in
     o = _new(MetadataResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array MetadataResponse.brokers is null")
+    if data[pos] == 1:
+        o.brokers = []
+        pos += 1
     else:
-        _l1: list[MetadataResponseBroker] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_MetadataResponseBroker_v9(data, pos)
-            _a1(_e1)
-        o.brokers = _l1
-    o.cluster_id, pos = read_compact_nullable_string(data, pos)
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array MetadataResponse.brokers is null")
+        else:
+            _l1: list[MetadataResponseBroker] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_MetadataResponseBroker_v9(data, pos)
+                _a1(_e1)
+            o.brokers = _l1
+    if data[pos]:
+        o.cluster_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.cluster_id = None
+        pos += 1
     o.controller_id = _unpack_i(data, pos)[0]
     pos += 4
-    _n4, pos = read_compact_array_len(data, pos)
-    if _n4 < 0:
-        raise ProtocolError("non-nullable array MetadataResponse.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l4: list[MetadataResponseTopic] = []
-        _a4 = _l4.append
-        for _ in range(_n4):
-            _e4, pos = _r_MetadataResponseTopic_v9(data, pos)
-            _a4(_e4)
-        o.topics = _l4
+        _n4, pos = read_compact_array_len(data, pos)
+        if _n4 < 0:
+            raise ProtocolError("non-nullable array MetadataResponse.topics is null")
+        else:
+            _l4: list[MetadataResponseTopic] = []
+            _a4 = _l4.append
+            for _ in range(_n4):
+                _e4, pos = _r_MetadataResponseTopic_v9(data, pos)
+                _a4(_e4)
+            o.topics = _l4
     o.cluster_authorized_operations = _unpack_i(data, pos)[0]
     pos += 4
     o.error_code = 0
@@ -1742,7 +1822,11 @@ def _w_MetadataResponseTopic_v10(o: MetadataResponseTopic, out: bytearray) -> No
     out += o.topic_id.bytes
     out += _pack_o(o.is_internal)
     _v4 = o.partitions
-    write_compact_array_len(out, len(_v4))
+    _c4 = len(_v4) + 1
+    if _c4 < 0x80:
+        out.append(_c4)
+    else:
+        write_uvarint(out, _c4)
     for _e4 in _v4:
         _w_MetadataResponsePartition_v9(_e4, out)
     out += _pack_i(o.topic_authorized_operations)
@@ -1755,13 +1839,21 @@ def _w_MetadataResponseTopic_v10(o: MetadataResponseTopic, out: bytearray) -> No
 def _w_MetadataResponse_v10(o: MetadataResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.brokers
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_MetadataResponseBroker_v9(_e1, out)
     write_compact_nullable_string(out, o.cluster_id)
     out += _pack_i(o.controller_id)
     _v4 = o.topics
-    write_compact_array_len(out, len(_v4))
+    _c4 = len(_v4) + 1
+    if _c4 < 0x80:
+        out.append(_c4)
+    else:
+        write_uvarint(out, _c4)
     for _e4 in _v4:
         _w_MetadataResponseTopic_v10(_e4, out)
     out += _pack_i(o.cluster_authorized_operations)
@@ -1779,16 +1871,20 @@ def _r_MetadataResponseTopic_v10(data: Buffer, pos: int) -> tuple[MetadataRespon
     o.topic_id, pos = read_uuid(data, pos)
     o.is_internal = _unpack_o(data, pos)[0]
     pos += 1
-    _n4, pos = read_compact_array_len(data, pos)
-    if _n4 < 0:
-        raise ProtocolError("non-nullable array MetadataResponseTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l4: list[MetadataResponsePartition] = []
-        _a4 = _l4.append
-        for _ in range(_n4):
-            _e4, pos = _r_MetadataResponsePartition_v9(data, pos)
-            _a4(_e4)
-        o.partitions = _l4
+        _n4, pos = read_compact_array_len(data, pos)
+        if _n4 < 0:
+            raise ProtocolError("non-nullable array MetadataResponseTopic.partitions is null")
+        else:
+            _l4: list[MetadataResponsePartition] = []
+            _a4 = _l4.append
+            for _ in range(_n4):
+                _e4, pos = _r_MetadataResponsePartition_v9(data, pos)
+                _a4(_e4)
+            o.partitions = _l4
     o.topic_authorized_operations = _unpack_i(data, pos)[0]
     pos += 4
     if data[pos]:
@@ -1803,29 +1899,41 @@ def _r_MetadataResponse_v10(data: Buffer, pos: int) -> tuple[MetadataResponse, i
     o = _new(MetadataResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array MetadataResponse.brokers is null")
+    if data[pos] == 1:
+        o.brokers = []
+        pos += 1
     else:
-        _l1: list[MetadataResponseBroker] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_MetadataResponseBroker_v9(data, pos)
-            _a1(_e1)
-        o.brokers = _l1
-    o.cluster_id, pos = read_compact_nullable_string(data, pos)
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array MetadataResponse.brokers is null")
+        else:
+            _l1: list[MetadataResponseBroker] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_MetadataResponseBroker_v9(data, pos)
+                _a1(_e1)
+            o.brokers = _l1
+    if data[pos]:
+        o.cluster_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.cluster_id = None
+        pos += 1
     o.controller_id = _unpack_i(data, pos)[0]
     pos += 4
-    _n4, pos = read_compact_array_len(data, pos)
-    if _n4 < 0:
-        raise ProtocolError("non-nullable array MetadataResponse.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l4: list[MetadataResponseTopic] = []
-        _a4 = _l4.append
-        for _ in range(_n4):
-            _e4, pos = _r_MetadataResponseTopic_v10(data, pos)
-            _a4(_e4)
-        o.topics = _l4
+        _n4, pos = read_compact_array_len(data, pos)
+        if _n4 < 0:
+            raise ProtocolError("non-nullable array MetadataResponse.topics is null")
+        else:
+            _l4: list[MetadataResponseTopic] = []
+            _a4 = _l4.append
+            for _ in range(_n4):
+                _e4, pos = _r_MetadataResponseTopic_v10(data, pos)
+                _a4(_e4)
+            o.topics = _l4
     o.cluster_authorized_operations = _unpack_i(data, pos)[0]
     pos += 4
     o.error_code = 0
@@ -1845,7 +1953,11 @@ def _w_MetadataResponseTopic_v11(o: MetadataResponseTopic, out: bytearray) -> No
     out += o.topic_id.bytes
     out += _pack_o(o.is_internal)
     _v4 = o.partitions
-    write_compact_array_len(out, len(_v4))
+    _c4 = len(_v4) + 1
+    if _c4 < 0x80:
+        out.append(_c4)
+    else:
+        write_uvarint(out, _c4)
     for _e4 in _v4:
         _w_MetadataResponsePartition_v9(_e4, out)
     out += _pack_i(o.topic_authorized_operations)
@@ -1858,13 +1970,21 @@ def _w_MetadataResponseTopic_v11(o: MetadataResponseTopic, out: bytearray) -> No
 def _w_MetadataResponse_v11(o: MetadataResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.brokers
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_MetadataResponseBroker_v9(_e1, out)
     write_compact_nullable_string(out, o.cluster_id)
     out += _pack_i(o.controller_id)
     _v4 = o.topics
-    write_compact_array_len(out, len(_v4))
+    _c4 = len(_v4) + 1
+    if _c4 < 0x80:
+        out.append(_c4)
+    else:
+        write_uvarint(out, _c4)
     for _e4 in _v4:
         _w_MetadataResponseTopic_v11(_e4, out)
     if o.cluster_authorized_operations != -2147483648:
@@ -1881,29 +2001,41 @@ def _r_MetadataResponse_v11(data: Buffer, pos: int) -> tuple[MetadataResponse, i
     o = _new(MetadataResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array MetadataResponse.brokers is null")
+    if data[pos] == 1:
+        o.brokers = []
+        pos += 1
     else:
-        _l1: list[MetadataResponseBroker] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_MetadataResponseBroker_v9(data, pos)
-            _a1(_e1)
-        o.brokers = _l1
-    o.cluster_id, pos = read_compact_nullable_string(data, pos)
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array MetadataResponse.brokers is null")
+        else:
+            _l1: list[MetadataResponseBroker] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_MetadataResponseBroker_v9(data, pos)
+                _a1(_e1)
+            o.brokers = _l1
+    if data[pos]:
+        o.cluster_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.cluster_id = None
+        pos += 1
     o.controller_id = _unpack_i(data, pos)[0]
     pos += 4
-    _n4, pos = read_compact_array_len(data, pos)
-    if _n4 < 0:
-        raise ProtocolError("non-nullable array MetadataResponse.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l4: list[MetadataResponseTopic] = []
-        _a4 = _l4.append
-        for _ in range(_n4):
-            _e4, pos = _r_MetadataResponseTopic_v10(data, pos)
-            _a4(_e4)
-        o.topics = _l4
+        _n4, pos = read_compact_array_len(data, pos)
+        if _n4 < 0:
+            raise ProtocolError("non-nullable array MetadataResponse.topics is null")
+        else:
+            _l4: list[MetadataResponseTopic] = []
+            _a4 = _l4.append
+            for _ in range(_n4):
+                _e4, pos = _r_MetadataResponseTopic_v10(data, pos)
+                _a4(_e4)
+            o.topics = _l4
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     if data[pos]:
@@ -1920,7 +2052,11 @@ def _w_MetadataResponseTopic_v12(o: MetadataResponseTopic, out: bytearray) -> No
     out += o.topic_id.bytes
     out += _pack_o(o.is_internal)
     _v4 = o.partitions
-    write_compact_array_len(out, len(_v4))
+    _c4 = len(_v4) + 1
+    if _c4 < 0x80:
+        out.append(_c4)
+    else:
+        write_uvarint(out, _c4)
     for _e4 in _v4:
         _w_MetadataResponsePartition_v9(_e4, out)
     out += _pack_i(o.topic_authorized_operations)
@@ -1933,13 +2069,21 @@ def _w_MetadataResponseTopic_v12(o: MetadataResponseTopic, out: bytearray) -> No
 def _w_MetadataResponse_v12(o: MetadataResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.brokers
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_MetadataResponseBroker_v9(_e1, out)
     write_compact_nullable_string(out, o.cluster_id)
     out += _pack_i(o.controller_id)
     _v4 = o.topics
-    write_compact_array_len(out, len(_v4))
+    _c4 = len(_v4) + 1
+    if _c4 < 0x80:
+        out.append(_c4)
+    else:
+        write_uvarint(out, _c4)
     for _e4 in _v4:
         _w_MetadataResponseTopic_v12(_e4, out)
     if o.cluster_authorized_operations != -2147483648:
@@ -1956,20 +2100,28 @@ def _r_MetadataResponseTopic_v12(data: Buffer, pos: int) -> tuple[MetadataRespon
     o = _new(MetadataResponseTopic)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.name, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.name, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.name = None
+        pos += 1
     o.topic_id, pos = read_uuid(data, pos)
     o.is_internal = _unpack_o(data, pos)[0]
     pos += 1
-    _n4, pos = read_compact_array_len(data, pos)
-    if _n4 < 0:
-        raise ProtocolError("non-nullable array MetadataResponseTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l4: list[MetadataResponsePartition] = []
-        _a4 = _l4.append
-        for _ in range(_n4):
-            _e4, pos = _r_MetadataResponsePartition_v9(data, pos)
-            _a4(_e4)
-        o.partitions = _l4
+        _n4, pos = read_compact_array_len(data, pos)
+        if _n4 < 0:
+            raise ProtocolError("non-nullable array MetadataResponseTopic.partitions is null")
+        else:
+            _l4: list[MetadataResponsePartition] = []
+            _a4 = _l4.append
+            for _ in range(_n4):
+                _e4, pos = _r_MetadataResponsePartition_v9(data, pos)
+                _a4(_e4)
+            o.partitions = _l4
     o.topic_authorized_operations = _unpack_i(data, pos)[0]
     pos += 4
     if data[pos]:
@@ -1984,29 +2136,41 @@ def _r_MetadataResponse_v12(data: Buffer, pos: int) -> tuple[MetadataResponse, i
     o = _new(MetadataResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array MetadataResponse.brokers is null")
+    if data[pos] == 1:
+        o.brokers = []
+        pos += 1
     else:
-        _l1: list[MetadataResponseBroker] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_MetadataResponseBroker_v9(data, pos)
-            _a1(_e1)
-        o.brokers = _l1
-    o.cluster_id, pos = read_compact_nullable_string(data, pos)
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array MetadataResponse.brokers is null")
+        else:
+            _l1: list[MetadataResponseBroker] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_MetadataResponseBroker_v9(data, pos)
+                _a1(_e1)
+            o.brokers = _l1
+    if data[pos]:
+        o.cluster_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.cluster_id = None
+        pos += 1
     o.controller_id = _unpack_i(data, pos)[0]
     pos += 4
-    _n4, pos = read_compact_array_len(data, pos)
-    if _n4 < 0:
-        raise ProtocolError("non-nullable array MetadataResponse.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l4: list[MetadataResponseTopic] = []
-        _a4 = _l4.append
-        for _ in range(_n4):
-            _e4, pos = _r_MetadataResponseTopic_v12(data, pos)
-            _a4(_e4)
-        o.topics = _l4
+        _n4, pos = read_compact_array_len(data, pos)
+        if _n4 < 0:
+            raise ProtocolError("non-nullable array MetadataResponse.topics is null")
+        else:
+            _l4: list[MetadataResponseTopic] = []
+            _a4 = _l4.append
+            for _ in range(_n4):
+                _e4, pos = _r_MetadataResponseTopic_v12(data, pos)
+                _a4(_e4)
+            o.topics = _l4
     o.cluster_authorized_operations = -2147483648
     o.error_code = 0
     if data[pos]:
@@ -2020,13 +2184,21 @@ def _r_MetadataResponse_v12(data: Buffer, pos: int) -> tuple[MetadataResponse, i
 def _w_MetadataResponse_v13(o: MetadataResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.brokers
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_MetadataResponseBroker_v9(_e1, out)
     write_compact_nullable_string(out, o.cluster_id)
     out += _pack_i(o.controller_id)
     _v4 = o.topics
-    write_compact_array_len(out, len(_v4))
+    _c4 = len(_v4) + 1
+    if _c4 < 0x80:
+        out.append(_c4)
+    else:
+        write_uvarint(out, _c4)
     for _e4 in _v4:
         _w_MetadataResponseTopic_v12(_e4, out)
     if o.cluster_authorized_operations != -2147483648:
@@ -2044,29 +2216,41 @@ def _r_MetadataResponse_v13(data: Buffer, pos: int) -> tuple[MetadataResponse, i
     o = _new(MetadataResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array MetadataResponse.brokers is null")
+    if data[pos] == 1:
+        o.brokers = []
+        pos += 1
     else:
-        _l1: list[MetadataResponseBroker] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_MetadataResponseBroker_v9(data, pos)
-            _a1(_e1)
-        o.brokers = _l1
-    o.cluster_id, pos = read_compact_nullable_string(data, pos)
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array MetadataResponse.brokers is null")
+        else:
+            _l1: list[MetadataResponseBroker] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_MetadataResponseBroker_v9(data, pos)
+                _a1(_e1)
+            o.brokers = _l1
+    if data[pos]:
+        o.cluster_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.cluster_id = None
+        pos += 1
     o.controller_id = _unpack_i(data, pos)[0]
     pos += 4
-    _n4, pos = read_compact_array_len(data, pos)
-    if _n4 < 0:
-        raise ProtocolError("non-nullable array MetadataResponse.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l4: list[MetadataResponseTopic] = []
-        _a4 = _l4.append
-        for _ in range(_n4):
-            _e4, pos = _r_MetadataResponseTopic_v12(data, pos)
-            _a4(_e4)
-        o.topics = _l4
+        _n4, pos = read_compact_array_len(data, pos)
+        if _n4 < 0:
+            raise ProtocolError("non-nullable array MetadataResponse.topics is null")
+        else:
+            _l4: list[MetadataResponseTopic] = []
+            _a4 = _l4.append
+            for _ in range(_n4):
+                _e4, pos = _r_MetadataResponseTopic_v12(data, pos)
+                _a4(_e4)
+            o.topics = _l4
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
     o.cluster_authorized_operations = -2147483648

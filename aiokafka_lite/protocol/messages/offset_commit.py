@@ -21,12 +21,12 @@ from .._codec import (
     read_unknown_tags,
     read_uuid,
     write_array_len,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_nullable_string,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -599,7 +599,11 @@ def _w_OffsetCommitRequestPartition_v8(o: OffsetCommitRequestPartition, out: byt
 def _w_OffsetCommitRequestTopic_v8(o: OffsetCommitRequestTopic, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v2 = o.partitions
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_OffsetCommitRequestPartition_v8(_e2, out)
     if o._unknown_tagged is None:
@@ -614,7 +618,11 @@ def _w_OffsetCommitRequest_v8(o: OffsetCommitRequest, out: bytearray) -> None:
     write_compact_string(out, o.member_id)
     write_compact_nullable_string(out, o.group_instance_id)
     _v5 = o.topics
-    write_compact_array_len(out, len(_v5))
+    _c5 = len(_v5) + 1
+    if _c5 < 0x80:
+        out.append(_c5)
+    else:
+        write_uvarint(out, _c5)
     for _e5 in _v5:
         _w_OffsetCommitRequestTopic_v8(_e5, out)
     if o._unknown_tagged is None:
@@ -627,7 +635,11 @@ def _r_OffsetCommitRequestPartition_v8(data: Buffer, pos: int) -> tuple[OffsetCo
     o = _new(OffsetCommitRequestPartition)
     o.partition_index, o.committed_offset, o.committed_leader_epoch = _unpack_iqi(data, pos)
     pos += 16
-    o.committed_metadata, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.committed_metadata, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.committed_metadata = None
+        pos += 1
     o.commit_timestamp = -1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -640,16 +652,20 @@ def _r_OffsetCommitRequestPartition_v8(data: Buffer, pos: int) -> tuple[OffsetCo
 def _r_OffsetCommitRequestTopic_v8(data: Buffer, pos: int) -> tuple[OffsetCommitRequestTopic, int]:
     o = _new(OffsetCommitRequestTopic)
     o.name, pos = read_compact_string(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array OffsetCommitRequestTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l2: list[OffsetCommitRequestPartition] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_OffsetCommitRequestPartition_v8(data, pos)
-            _a2(_e2)
-        o.partitions = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array OffsetCommitRequestTopic.partitions is null")
+        else:
+            _l2: list[OffsetCommitRequestPartition] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_OffsetCommitRequestPartition_v8(data, pos)
+                _a2(_e2)
+            o.partitions = _l2
     o.topic_id = ZERO_UUID
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -665,17 +681,25 @@ def _r_OffsetCommitRequest_v8(data: Buffer, pos: int) -> tuple[OffsetCommitReque
     o.generation_id_or_member_epoch = _unpack_i(data, pos)[0]
     pos += 4
     o.member_id, pos = read_compact_string(data, pos)
-    o.group_instance_id, pos = read_compact_nullable_string(data, pos)
-    _n5, pos = read_compact_array_len(data, pos)
-    if _n5 < 0:
-        raise ProtocolError("non-nullable array OffsetCommitRequest.topics is null")
+    if data[pos]:
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
     else:
-        _l5: list[OffsetCommitRequestTopic] = []
-        _a5 = _l5.append
-        for _ in range(_n5):
-            _e5, pos = _r_OffsetCommitRequestTopic_v8(data, pos)
-            _a5(_e5)
-        o.topics = _l5
+        o.group_instance_id = None
+        pos += 1
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
+    else:
+        _n5, pos = read_compact_array_len(data, pos)
+        if _n5 < 0:
+            raise ProtocolError("non-nullable array OffsetCommitRequest.topics is null")
+        else:
+            _l5: list[OffsetCommitRequestTopic] = []
+            _a5 = _l5.append
+            for _ in range(_n5):
+                _e5, pos = _r_OffsetCommitRequestTopic_v8(data, pos)
+                _a5(_e5)
+            o.topics = _l5
     o.retention_time_ms = -1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -701,7 +725,11 @@ def _w_OffsetCommitRequestPartition_v9(o: OffsetCommitRequestPartition, out: byt
 def _w_OffsetCommitRequestTopic_v9(o: OffsetCommitRequestTopic, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v2 = o.partitions
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_OffsetCommitRequestPartition_v9(_e2, out)
     if o._unknown_tagged is None:
@@ -716,7 +744,11 @@ def _w_OffsetCommitRequest_v9(o: OffsetCommitRequest, out: bytearray) -> None:
     write_compact_string(out, o.member_id)
     write_compact_nullable_string(out, o.group_instance_id)
     _v5 = o.topics
-    write_compact_array_len(out, len(_v5))
+    _c5 = len(_v5) + 1
+    if _c5 < 0x80:
+        out.append(_c5)
+    else:
+        write_uvarint(out, _c5)
     for _e5 in _v5:
         _w_OffsetCommitRequestTopic_v9(_e5, out)
     if o._unknown_tagged is None:
@@ -741,7 +773,11 @@ def _w_OffsetCommitRequestPartition_v10(o: OffsetCommitRequestPartition, out: by
 def _w_OffsetCommitRequestTopic_v10(o: OffsetCommitRequestTopic, out: bytearray) -> None:
     out += o.topic_id.bytes
     _v2 = o.partitions
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_OffsetCommitRequestPartition_v10(_e2, out)
     if o._unknown_tagged is None:
@@ -756,7 +792,11 @@ def _w_OffsetCommitRequest_v10(o: OffsetCommitRequest, out: bytearray) -> None:
     write_compact_string(out, o.member_id)
     write_compact_nullable_string(out, o.group_instance_id)
     _v5 = o.topics
-    write_compact_array_len(out, len(_v5))
+    _c5 = len(_v5) + 1
+    if _c5 < 0x80:
+        out.append(_c5)
+    else:
+        write_uvarint(out, _c5)
     for _e5 in _v5:
         _w_OffsetCommitRequestTopic_v10(_e5, out)
     if o._unknown_tagged is None:
@@ -768,16 +808,20 @@ def _w_OffsetCommitRequest_v10(o: OffsetCommitRequest, out: bytearray) -> None:
 def _r_OffsetCommitRequestTopic_v10(data: Buffer, pos: int) -> tuple[OffsetCommitRequestTopic, int]:
     o = _new(OffsetCommitRequestTopic)
     o.topic_id, pos = read_uuid(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array OffsetCommitRequestTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l2: list[OffsetCommitRequestPartition] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_OffsetCommitRequestPartition_v8(data, pos)
-            _a2(_e2)
-        o.partitions = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array OffsetCommitRequestTopic.partitions is null")
+        else:
+            _l2: list[OffsetCommitRequestPartition] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_OffsetCommitRequestPartition_v8(data, pos)
+                _a2(_e2)
+            o.partitions = _l2
     o.name = ''
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -793,17 +837,25 @@ def _r_OffsetCommitRequest_v10(data: Buffer, pos: int) -> tuple[OffsetCommitRequ
     o.generation_id_or_member_epoch = _unpack_i(data, pos)[0]
     pos += 4
     o.member_id, pos = read_compact_string(data, pos)
-    o.group_instance_id, pos = read_compact_nullable_string(data, pos)
-    _n5, pos = read_compact_array_len(data, pos)
-    if _n5 < 0:
-        raise ProtocolError("non-nullable array OffsetCommitRequest.topics is null")
+    if data[pos]:
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
     else:
-        _l5: list[OffsetCommitRequestTopic] = []
-        _a5 = _l5.append
-        for _ in range(_n5):
-            _e5, pos = _r_OffsetCommitRequestTopic_v10(data, pos)
-            _a5(_e5)
-        o.topics = _l5
+        o.group_instance_id = None
+        pos += 1
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
+    else:
+        _n5, pos = read_compact_array_len(data, pos)
+        if _n5 < 0:
+            raise ProtocolError("non-nullable array OffsetCommitRequest.topics is null")
+        else:
+            _l5: list[OffsetCommitRequestTopic] = []
+            _a5 = _l5.append
+            for _ in range(_n5):
+                _e5, pos = _r_OffsetCommitRequestTopic_v10(data, pos)
+                _a5(_e5)
+            o.topics = _l5
     o.retention_time_ms = -1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -912,7 +964,11 @@ def _w_OffsetCommitResponsePartition_v8(o: OffsetCommitResponsePartition, out: b
 def _w_OffsetCommitResponseTopic_v8(o: OffsetCommitResponseTopic, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v2 = o.partitions
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_OffsetCommitResponsePartition_v8(_e2, out)
     if o._unknown_tagged is None:
@@ -924,7 +980,11 @@ def _w_OffsetCommitResponseTopic_v8(o: OffsetCommitResponseTopic, out: bytearray
 def _w_OffsetCommitResponse_v8(o: OffsetCommitResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_OffsetCommitResponseTopic_v8(_e1, out)
     if o._unknown_tagged is None:
@@ -948,16 +1008,20 @@ def _r_OffsetCommitResponsePartition_v8(data: Buffer, pos: int) -> tuple[OffsetC
 def _r_OffsetCommitResponseTopic_v8(data: Buffer, pos: int) -> tuple[OffsetCommitResponseTopic, int]:
     o = _new(OffsetCommitResponseTopic)
     o.name, pos = read_compact_string(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array OffsetCommitResponseTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l2: list[OffsetCommitResponsePartition] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_OffsetCommitResponsePartition_v8(data, pos)
-            _a2(_e2)
-        o.partitions = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array OffsetCommitResponseTopic.partitions is null")
+        else:
+            _l2: list[OffsetCommitResponsePartition] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_OffsetCommitResponsePartition_v8(data, pos)
+                _a2(_e2)
+            o.partitions = _l2
     o.topic_id = ZERO_UUID
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -971,16 +1035,20 @@ def _r_OffsetCommitResponse_v8(data: Buffer, pos: int) -> tuple[OffsetCommitResp
     o = _new(OffsetCommitResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array OffsetCommitResponse.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[OffsetCommitResponseTopic] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_OffsetCommitResponseTopic_v8(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array OffsetCommitResponse.topics is null")
+        else:
+            _l1: list[OffsetCommitResponseTopic] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_OffsetCommitResponseTopic_v8(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -992,7 +1060,11 @@ def _r_OffsetCommitResponse_v8(data: Buffer, pos: int) -> tuple[OffsetCommitResp
 def _w_OffsetCommitResponseTopic_v10(o: OffsetCommitResponseTopic, out: bytearray) -> None:
     out += o.topic_id.bytes
     _v2 = o.partitions
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_OffsetCommitResponsePartition_v8(_e2, out)
     if o._unknown_tagged is None:
@@ -1004,7 +1076,11 @@ def _w_OffsetCommitResponseTopic_v10(o: OffsetCommitResponseTopic, out: bytearra
 def _w_OffsetCommitResponse_v10(o: OffsetCommitResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_OffsetCommitResponseTopic_v10(_e1, out)
     if o._unknown_tagged is None:
@@ -1016,16 +1092,20 @@ def _w_OffsetCommitResponse_v10(o: OffsetCommitResponse, out: bytearray) -> None
 def _r_OffsetCommitResponseTopic_v10(data: Buffer, pos: int) -> tuple[OffsetCommitResponseTopic, int]:
     o = _new(OffsetCommitResponseTopic)
     o.topic_id, pos = read_uuid(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array OffsetCommitResponseTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l2: list[OffsetCommitResponsePartition] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_OffsetCommitResponsePartition_v8(data, pos)
-            _a2(_e2)
-        o.partitions = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array OffsetCommitResponseTopic.partitions is null")
+        else:
+            _l2: list[OffsetCommitResponsePartition] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_OffsetCommitResponsePartition_v8(data, pos)
+                _a2(_e2)
+            o.partitions = _l2
     o.name = ''
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -1039,16 +1119,20 @@ def _r_OffsetCommitResponse_v10(data: Buffer, pos: int) -> tuple[OffsetCommitRes
     o = _new(OffsetCommitResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array OffsetCommitResponse.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[OffsetCommitResponseTopic] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_OffsetCommitResponseTopic_v10(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array OffsetCommitResponse.topics is null")
+        else:
+            _l1: list[OffsetCommitResponseTopic] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_OffsetCommitResponseTopic_v10(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

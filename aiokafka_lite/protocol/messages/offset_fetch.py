@@ -22,13 +22,13 @@ from .._codec import (
     read_unknown_tags,
     read_uuid,
     write_array_len,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_nullable_string,
     write_prim_array,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -524,7 +524,11 @@ def _w_OffsetFetchRequest_v6(o: OffsetFetchRequest, out: bytearray) -> None:
     if _v1 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v1))
+        _c1 = len(_v1) + 1
+        if _c1 < 0x80:
+            out.append(_c1)
+        else:
+            write_uvarint(out, _c1)
         for _e1 in _v1:
             _w_OffsetFetchRequestTopic_v6(_e1, out)
     if (o.groups is None or len(o.groups) != 0):
@@ -542,7 +546,11 @@ def _w_OffsetFetchRequest_v6(o: OffsetFetchRequest, out: bytearray) -> None:
 def _r_OffsetFetchRequestTopic_v6(data: Buffer, pos: int) -> tuple[OffsetFetchRequestTopic, int]:
     o = _new(OffsetFetchRequestTopic)
     o.name, pos = read_compact_string(data, pos)
-    o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partition_indexes = []
+        pos += 1
+    else:
+        o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -554,16 +562,20 @@ def _r_OffsetFetchRequestTopic_v6(data: Buffer, pos: int) -> tuple[OffsetFetchRe
 def _r_OffsetFetchRequest_v6(data: Buffer, pos: int) -> tuple[OffsetFetchRequest, int]:
     o = _new(OffsetFetchRequest)
     o.group_id, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        o.topics = None
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[OffsetFetchRequestTopic] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_OffsetFetchRequestTopic_v6(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            o.topics = None
+        else:
+            _l1: list[OffsetFetchRequestTopic] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_OffsetFetchRequestTopic_v6(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     o.groups = []
     o.require_stable = False
     if data[pos]:
@@ -580,7 +592,11 @@ def _w_OffsetFetchRequest_v7(o: OffsetFetchRequest, out: bytearray) -> None:
     if _v1 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v1))
+        _c1 = len(_v1) + 1
+        if _c1 < 0x80:
+            out.append(_c1)
+        else:
+            write_uvarint(out, _c1)
         for _e1 in _v1:
             _w_OffsetFetchRequestTopic_v6(_e1, out)
     if (o.groups is None or len(o.groups) != 0):
@@ -595,16 +611,20 @@ def _w_OffsetFetchRequest_v7(o: OffsetFetchRequest, out: bytearray) -> None:
 def _r_OffsetFetchRequest_v7(data: Buffer, pos: int) -> tuple[OffsetFetchRequest, int]:
     o = _new(OffsetFetchRequest)
     o.group_id, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        o.topics = None
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[OffsetFetchRequestTopic] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_OffsetFetchRequestTopic_v6(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            o.topics = None
+        else:
+            _l1: list[OffsetFetchRequestTopic] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_OffsetFetchRequestTopic_v6(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     o.require_stable = _unpack_o(data, pos)[0]
     pos += 1
     o.groups = []
@@ -631,7 +651,11 @@ def _w_OffsetFetchRequestGroup_v8(o: OffsetFetchRequestGroup, out: bytearray) ->
     if _v3 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v3))
+        _c3 = len(_v3) + 1
+        if _c3 < 0x80:
+            out.append(_c3)
+        else:
+            write_uvarint(out, _c3)
         for _e3 in _v3:
             _w_OffsetFetchRequestTopics_v8(_e3, out)
     if o._unknown_tagged is None:
@@ -648,7 +672,11 @@ def _w_OffsetFetchRequest_v8(o: OffsetFetchRequest, out: bytearray) -> None:
     if (o.topics is None or len(o.topics) != 0):
         raise UnsupportedVersionError("OffsetFetchRequest.topics: version 8 cannot carry a non-default value")
     _v2 = o.groups
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_OffsetFetchRequestGroup_v8(_e2, out)
     out += _pack_o(o.require_stable)
@@ -661,7 +689,11 @@ def _w_OffsetFetchRequest_v8(o: OffsetFetchRequest, out: bytearray) -> None:
 def _r_OffsetFetchRequestTopics_v8(data: Buffer, pos: int) -> tuple[OffsetFetchRequestTopics, int]:
     o = _new(OffsetFetchRequestTopics)
     o.name, pos = read_compact_string(data, pos)
-    o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partition_indexes = []
+        pos += 1
+    else:
+        o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
     o.topic_id = ZERO_UUID
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -674,16 +706,20 @@ def _r_OffsetFetchRequestTopics_v8(data: Buffer, pos: int) -> tuple[OffsetFetchR
 def _r_OffsetFetchRequestGroup_v8(data: Buffer, pos: int) -> tuple[OffsetFetchRequestGroup, int]:
     o = _new(OffsetFetchRequestGroup)
     o.group_id, pos = read_compact_string(data, pos)
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        o.topics = None
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l3: list[OffsetFetchRequestTopics] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_OffsetFetchRequestTopics_v8(data, pos)
-            _a3(_e3)
-        o.topics = _l3
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            o.topics = None
+        else:
+            _l3: list[OffsetFetchRequestTopics] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_OffsetFetchRequestTopics_v8(data, pos)
+                _a3(_e3)
+            o.topics = _l3
     o.member_id = None
     o.member_epoch = -1
     if data[pos]:
@@ -696,16 +732,20 @@ def _r_OffsetFetchRequestGroup_v8(data: Buffer, pos: int) -> tuple[OffsetFetchRe
 
 def _r_OffsetFetchRequest_v8(data: Buffer, pos: int) -> tuple[OffsetFetchRequest, int]:
     o = _new(OffsetFetchRequest)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array OffsetFetchRequest.groups is null")
+    if data[pos] == 1:
+        o.groups = []
+        pos += 1
     else:
-        _l2: list[OffsetFetchRequestGroup] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_OffsetFetchRequestGroup_v8(data, pos)
-            _a2(_e2)
-        o.groups = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array OffsetFetchRequest.groups is null")
+        else:
+            _l2: list[OffsetFetchRequestGroup] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_OffsetFetchRequestGroup_v8(data, pos)
+                _a2(_e2)
+            o.groups = _l2
     o.require_stable = _unpack_o(data, pos)[0]
     pos += 1
     o.group_id = ''
@@ -726,7 +766,11 @@ def _w_OffsetFetchRequestGroup_v9(o: OffsetFetchRequestGroup, out: bytearray) ->
     if _v3 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v3))
+        _c3 = len(_v3) + 1
+        if _c3 < 0x80:
+            out.append(_c3)
+        else:
+            write_uvarint(out, _c3)
         for _e3 in _v3:
             _w_OffsetFetchRequestTopics_v8(_e3, out)
     if o._unknown_tagged is None:
@@ -743,7 +787,11 @@ def _w_OffsetFetchRequest_v9(o: OffsetFetchRequest, out: bytearray) -> None:
     if (o.topics is None or len(o.topics) != 0):
         raise UnsupportedVersionError("OffsetFetchRequest.topics: version 9 cannot carry a non-default value")
     _v2 = o.groups
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_OffsetFetchRequestGroup_v9(_e2, out)
     out += _pack_o(o.require_stable)
@@ -756,19 +804,27 @@ def _w_OffsetFetchRequest_v9(o: OffsetFetchRequest, out: bytearray) -> None:
 def _r_OffsetFetchRequestGroup_v9(data: Buffer, pos: int) -> tuple[OffsetFetchRequestGroup, int]:
     o = _new(OffsetFetchRequestGroup)
     o.group_id, pos = read_compact_string(data, pos)
-    o.member_id, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.member_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.member_id = None
+        pos += 1
     o.member_epoch = _unpack_i(data, pos)[0]
     pos += 4
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        o.topics = None
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l3: list[OffsetFetchRequestTopics] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_OffsetFetchRequestTopics_v8(data, pos)
-            _a3(_e3)
-        o.topics = _l3
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            o.topics = None
+        else:
+            _l3: list[OffsetFetchRequestTopics] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_OffsetFetchRequestTopics_v8(data, pos)
+                _a3(_e3)
+            o.topics = _l3
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -779,16 +835,20 @@ def _r_OffsetFetchRequestGroup_v9(data: Buffer, pos: int) -> tuple[OffsetFetchRe
 
 def _r_OffsetFetchRequest_v9(data: Buffer, pos: int) -> tuple[OffsetFetchRequest, int]:
     o = _new(OffsetFetchRequest)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array OffsetFetchRequest.groups is null")
+    if data[pos] == 1:
+        o.groups = []
+        pos += 1
     else:
-        _l2: list[OffsetFetchRequestGroup] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_OffsetFetchRequestGroup_v9(data, pos)
-            _a2(_e2)
-        o.groups = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array OffsetFetchRequest.groups is null")
+        else:
+            _l2: list[OffsetFetchRequestGroup] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_OffsetFetchRequestGroup_v9(data, pos)
+                _a2(_e2)
+            o.groups = _l2
     o.require_stable = _unpack_o(data, pos)[0]
     pos += 1
     o.group_id = ''
@@ -818,7 +878,11 @@ def _w_OffsetFetchRequestGroup_v10(o: OffsetFetchRequestGroup, out: bytearray) -
     if _v3 is None:
         out.append(0)
     else:
-        write_compact_array_len(out, len(_v3))
+        _c3 = len(_v3) + 1
+        if _c3 < 0x80:
+            out.append(_c3)
+        else:
+            write_uvarint(out, _c3)
         for _e3 in _v3:
             _w_OffsetFetchRequestTopics_v10(_e3, out)
     if o._unknown_tagged is None:
@@ -837,7 +901,11 @@ def _w_OffsetFetchRequest_v10(o: OffsetFetchRequest, out: bytearray) -> None:
             "OffsetFetchRequest.topics: version 10 cannot carry a non-default value",
         )
     _v2 = o.groups
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_OffsetFetchRequestGroup_v10(_e2, out)
     out += _pack_o(o.require_stable)
@@ -850,7 +918,11 @@ def _w_OffsetFetchRequest_v10(o: OffsetFetchRequest, out: bytearray) -> None:
 def _r_OffsetFetchRequestTopics_v10(data: Buffer, pos: int) -> tuple[OffsetFetchRequestTopics, int]:
     o = _new(OffsetFetchRequestTopics)
     o.topic_id, pos = read_uuid(data, pos)
-    o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partition_indexes = []
+        pos += 1
+    else:
+        o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
     o.name = ''
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -863,19 +935,27 @@ def _r_OffsetFetchRequestTopics_v10(data: Buffer, pos: int) -> tuple[OffsetFetch
 def _r_OffsetFetchRequestGroup_v10(data: Buffer, pos: int) -> tuple[OffsetFetchRequestGroup, int]:
     o = _new(OffsetFetchRequestGroup)
     o.group_id, pos = read_compact_string(data, pos)
-    o.member_id, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.member_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.member_id = None
+        pos += 1
     o.member_epoch = _unpack_i(data, pos)[0]
     pos += 4
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        o.topics = None
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l3: list[OffsetFetchRequestTopics] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_OffsetFetchRequestTopics_v10(data, pos)
-            _a3(_e3)
-        o.topics = _l3
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            o.topics = None
+        else:
+            _l3: list[OffsetFetchRequestTopics] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_OffsetFetchRequestTopics_v10(data, pos)
+                _a3(_e3)
+            o.topics = _l3
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -886,16 +966,20 @@ def _r_OffsetFetchRequestGroup_v10(data: Buffer, pos: int) -> tuple[OffsetFetchR
 
 def _r_OffsetFetchRequest_v10(data: Buffer, pos: int) -> tuple[OffsetFetchRequest, int]:
     o = _new(OffsetFetchRequest)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array OffsetFetchRequest.groups is null")
+    if data[pos] == 1:
+        o.groups = []
+        pos += 1
     else:
-        _l2: list[OffsetFetchRequestGroup] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_OffsetFetchRequestGroup_v10(data, pos)
-            _a2(_e2)
-        o.groups = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array OffsetFetchRequest.groups is null")
+        else:
+            _l2: list[OffsetFetchRequestGroup] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_OffsetFetchRequestGroup_v10(data, pos)
+                _a2(_e2)
+            o.groups = _l2
     o.require_stable = _unpack_o(data, pos)[0]
     pos += 1
     o.group_id = ''
@@ -1149,7 +1233,11 @@ def _w_OffsetFetchResponsePartition_v6(o: OffsetFetchResponsePartition, out: byt
 def _w_OffsetFetchResponseTopic_v6(o: OffsetFetchResponseTopic, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_OffsetFetchResponsePartition_v6(_e1, out)
     if o._unknown_tagged is None:
@@ -1161,7 +1249,11 @@ def _w_OffsetFetchResponseTopic_v6(o: OffsetFetchResponseTopic, out: bytearray) 
 def _w_OffsetFetchResponse_v6(o: OffsetFetchResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_OffsetFetchResponseTopic_v6(_e1, out)
     out += _pack_h(o.error_code)
@@ -1179,7 +1271,11 @@ def _r_OffsetFetchResponsePartition_v6(data: Buffer, pos: int) -> tuple[OffsetFe
     o = _new(OffsetFetchResponsePartition)
     o.partition_index, o.committed_offset, o.committed_leader_epoch = _unpack_iqi(data, pos)
     pos += 16
-    o.metadata, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.metadata, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.metadata = None
+        pos += 1
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
     if data[pos]:
@@ -1193,16 +1289,20 @@ def _r_OffsetFetchResponsePartition_v6(data: Buffer, pos: int) -> tuple[OffsetFe
 def _r_OffsetFetchResponseTopic_v6(data: Buffer, pos: int) -> tuple[OffsetFetchResponseTopic, int]:
     o = _new(OffsetFetchResponseTopic)
     o.name, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array OffsetFetchResponseTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[OffsetFetchResponsePartition] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_OffsetFetchResponsePartition_v6(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array OffsetFetchResponseTopic.partitions is null")
+        else:
+            _l1: list[OffsetFetchResponsePartition] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_OffsetFetchResponsePartition_v6(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -1215,16 +1315,20 @@ def _r_OffsetFetchResponse_v6(data: Buffer, pos: int) -> tuple[OffsetFetchRespon
     o = _new(OffsetFetchResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array OffsetFetchResponse.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[OffsetFetchResponseTopic] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_OffsetFetchResponseTopic_v6(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array OffsetFetchResponse.topics is null")
+        else:
+            _l1: list[OffsetFetchResponseTopic] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_OffsetFetchResponseTopic_v6(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
     o.groups = []
@@ -1239,7 +1343,11 @@ def _r_OffsetFetchResponse_v6(data: Buffer, pos: int) -> tuple[OffsetFetchRespon
 def _w_OffsetFetchResponse_v7(o: OffsetFetchResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_OffsetFetchResponseTopic_v6(_e1, out)
     out += _pack_h(o.error_code)
@@ -1266,7 +1374,11 @@ def _w_OffsetFetchResponsePartitions_v8(o: OffsetFetchResponsePartitions, out: b
 def _w_OffsetFetchResponseTopics_v8(o: OffsetFetchResponseTopics, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v2 = o.partitions
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_OffsetFetchResponsePartitions_v8(_e2, out)
     if o._unknown_tagged is None:
@@ -1278,7 +1390,11 @@ def _w_OffsetFetchResponseTopics_v8(o: OffsetFetchResponseTopics, out: bytearray
 def _w_OffsetFetchResponseGroup_v8(o: OffsetFetchResponseGroup, out: bytearray) -> None:
     write_compact_string(out, o.group_id)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_OffsetFetchResponseTopics_v8(_e1, out)
     out += _pack_h(o.error_code)
@@ -1295,7 +1411,11 @@ def _w_OffsetFetchResponse_v8(o: OffsetFetchResponse, out: bytearray) -> None:
             "OffsetFetchResponse.topics: version 8 cannot carry a non-default value",
         )
     _v3 = o.groups
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_OffsetFetchResponseGroup_v8(_e3, out)
     if o._unknown_tagged is None:
@@ -1308,7 +1428,11 @@ def _r_OffsetFetchResponsePartitions_v8(data: Buffer, pos: int) -> tuple[OffsetF
     o = _new(OffsetFetchResponsePartitions)
     o.partition_index, o.committed_offset, o.committed_leader_epoch = _unpack_iqi(data, pos)
     pos += 16
-    o.metadata, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.metadata, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.metadata = None
+        pos += 1
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
     if data[pos]:
@@ -1322,16 +1446,20 @@ def _r_OffsetFetchResponsePartitions_v8(data: Buffer, pos: int) -> tuple[OffsetF
 def _r_OffsetFetchResponseTopics_v8(data: Buffer, pos: int) -> tuple[OffsetFetchResponseTopics, int]:
     o = _new(OffsetFetchResponseTopics)
     o.name, pos = read_compact_string(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array OffsetFetchResponseTopics.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l2: list[OffsetFetchResponsePartitions] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_OffsetFetchResponsePartitions_v8(data, pos)
-            _a2(_e2)
-        o.partitions = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array OffsetFetchResponseTopics.partitions is null")
+        else:
+            _l2: list[OffsetFetchResponsePartitions] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_OffsetFetchResponsePartitions_v8(data, pos)
+                _a2(_e2)
+            o.partitions = _l2
     o.topic_id = ZERO_UUID
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -1344,16 +1472,20 @@ def _r_OffsetFetchResponseTopics_v8(data: Buffer, pos: int) -> tuple[OffsetFetch
 def _r_OffsetFetchResponseGroup_v8(data: Buffer, pos: int) -> tuple[OffsetFetchResponseGroup, int]:
     o = _new(OffsetFetchResponseGroup)
     o.group_id, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array OffsetFetchResponseGroup.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[OffsetFetchResponseTopics] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_OffsetFetchResponseTopics_v8(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array OffsetFetchResponseGroup.topics is null")
+        else:
+            _l1: list[OffsetFetchResponseTopics] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_OffsetFetchResponseTopics_v8(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
     if data[pos]:
@@ -1368,16 +1500,20 @@ def _r_OffsetFetchResponse_v8(data: Buffer, pos: int) -> tuple[OffsetFetchRespon
     o = _new(OffsetFetchResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array OffsetFetchResponse.groups is null")
+    if data[pos] == 1:
+        o.groups = []
+        pos += 1
     else:
-        _l3: list[OffsetFetchResponseGroup] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_OffsetFetchResponseGroup_v8(data, pos)
-            _a3(_e3)
-        o.groups = _l3
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array OffsetFetchResponse.groups is null")
+        else:
+            _l3: list[OffsetFetchResponseGroup] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_OffsetFetchResponseGroup_v8(data, pos)
+                _a3(_e3)
+            o.groups = _l3
     o.topics = []
     o.error_code = 0
     if data[pos]:
@@ -1395,7 +1531,11 @@ def _w_OffsetFetchResponse_v9(o: OffsetFetchResponse, out: bytearray) -> None:
             "OffsetFetchResponse.topics: version 9 cannot carry a non-default value",
         )
     _v3 = o.groups
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_OffsetFetchResponseGroup_v8(_e3, out)
     if o._unknown_tagged is None:
@@ -1407,7 +1547,11 @@ def _w_OffsetFetchResponse_v9(o: OffsetFetchResponse, out: bytearray) -> None:
 def _w_OffsetFetchResponseTopics_v10(o: OffsetFetchResponseTopics, out: bytearray) -> None:
     out += o.topic_id.bytes
     _v2 = o.partitions
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_OffsetFetchResponsePartitions_v8(_e2, out)
     if o._unknown_tagged is None:
@@ -1419,7 +1563,11 @@ def _w_OffsetFetchResponseTopics_v10(o: OffsetFetchResponseTopics, out: bytearra
 def _w_OffsetFetchResponseGroup_v10(o: OffsetFetchResponseGroup, out: bytearray) -> None:
     write_compact_string(out, o.group_id)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_OffsetFetchResponseTopics_v10(_e1, out)
     out += _pack_h(o.error_code)
@@ -1436,7 +1584,11 @@ def _w_OffsetFetchResponse_v10(o: OffsetFetchResponse, out: bytearray) -> None:
             "OffsetFetchResponse.topics: version 10 cannot carry a non-default value",
         )
     _v3 = o.groups
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_OffsetFetchResponseGroup_v10(_e3, out)
     if o._unknown_tagged is None:
@@ -1448,16 +1600,20 @@ def _w_OffsetFetchResponse_v10(o: OffsetFetchResponse, out: bytearray) -> None:
 def _r_OffsetFetchResponseTopics_v10(data: Buffer, pos: int) -> tuple[OffsetFetchResponseTopics, int]:
     o = _new(OffsetFetchResponseTopics)
     o.topic_id, pos = read_uuid(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array OffsetFetchResponseTopics.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l2: list[OffsetFetchResponsePartitions] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_OffsetFetchResponsePartitions_v8(data, pos)
-            _a2(_e2)
-        o.partitions = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array OffsetFetchResponseTopics.partitions is null")
+        else:
+            _l2: list[OffsetFetchResponsePartitions] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_OffsetFetchResponsePartitions_v8(data, pos)
+                _a2(_e2)
+            o.partitions = _l2
     o.name = ''
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -1470,16 +1626,20 @@ def _r_OffsetFetchResponseTopics_v10(data: Buffer, pos: int) -> tuple[OffsetFetc
 def _r_OffsetFetchResponseGroup_v10(data: Buffer, pos: int) -> tuple[OffsetFetchResponseGroup, int]:
     o = _new(OffsetFetchResponseGroup)
     o.group_id, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array OffsetFetchResponseGroup.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[OffsetFetchResponseTopics] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_OffsetFetchResponseTopics_v10(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array OffsetFetchResponseGroup.topics is null")
+        else:
+            _l1: list[OffsetFetchResponseTopics] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_OffsetFetchResponseTopics_v10(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
     if data[pos]:
@@ -1494,16 +1654,20 @@ def _r_OffsetFetchResponse_v10(data: Buffer, pos: int) -> tuple[OffsetFetchRespo
     o = _new(OffsetFetchResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array OffsetFetchResponse.groups is null")
+    if data[pos] == 1:
+        o.groups = []
+        pos += 1
     else:
-        _l3: list[OffsetFetchResponseGroup] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_OffsetFetchResponseGroup_v10(data, pos)
-            _a3(_e3)
-        o.groups = _l3
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array OffsetFetchResponse.groups is null")
+        else:
+            _l3: list[OffsetFetchResponseGroup] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_OffsetFetchResponseGroup_v10(data, pos)
+                _a3(_e3)
+            o.groups = _l3
     o.topics = []
     o.error_code = 0
     if data[pos]:

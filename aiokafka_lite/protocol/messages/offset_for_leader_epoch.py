@@ -16,10 +16,10 @@ from .._codec import (
     read_string,
     read_unknown_tags,
     write_array_len,
-    write_compact_array_len,
     write_compact_string,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -299,7 +299,11 @@ def _w_OffsetForLeaderPartition_v4(o: OffsetForLeaderPartition, out: bytearray) 
 def _w_OffsetForLeaderTopic_v4(o: OffsetForLeaderTopic, out: bytearray) -> None:
     write_compact_string(out, o.topic)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_OffsetForLeaderPartition_v4(_e1, out)
     if o._unknown_tagged is None:
@@ -311,7 +315,11 @@ def _w_OffsetForLeaderTopic_v4(o: OffsetForLeaderTopic, out: bytearray) -> None:
 def _w_OffsetForLeaderEpochRequest_v4(o: OffsetForLeaderEpochRequest, out: bytearray) -> None:
     out += _pack_i(o.replica_id)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_OffsetForLeaderTopic_v4(_e1, out)
     if o._unknown_tagged is None:
@@ -335,16 +343,20 @@ def _r_OffsetForLeaderPartition_v4(data: Buffer, pos: int) -> tuple[OffsetForLea
 def _r_OffsetForLeaderTopic_v4(data: Buffer, pos: int) -> tuple[OffsetForLeaderTopic, int]:
     o = _new(OffsetForLeaderTopic)
     o.topic, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array OffsetForLeaderTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[OffsetForLeaderPartition] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_OffsetForLeaderPartition_v4(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array OffsetForLeaderTopic.partitions is null")
+        else:
+            _l1: list[OffsetForLeaderPartition] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_OffsetForLeaderPartition_v4(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -357,16 +369,20 @@ def _r_OffsetForLeaderEpochRequest_v4(data: Buffer, pos: int) -> tuple[OffsetFor
     o = _new(OffsetForLeaderEpochRequest)
     o.replica_id = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array OffsetForLeaderEpochRequest.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[OffsetForLeaderTopic] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_OffsetForLeaderTopic_v4(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array OffsetForLeaderEpochRequest.topics is null")
+        else:
+            _l1: list[OffsetForLeaderTopic] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_OffsetForLeaderTopic_v4(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -449,7 +465,11 @@ def _w_EpochEndOffset_v4(o: EpochEndOffset, out: bytearray) -> None:
 def _w_OffsetForLeaderTopicResult_v4(o: OffsetForLeaderTopicResult, out: bytearray) -> None:
     write_compact_string(out, o.topic)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_EpochEndOffset_v4(_e1, out)
     if o._unknown_tagged is None:
@@ -461,7 +481,11 @@ def _w_OffsetForLeaderTopicResult_v4(o: OffsetForLeaderTopicResult, out: bytearr
 def _w_OffsetForLeaderEpochResponse_v4(o: OffsetForLeaderEpochResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_OffsetForLeaderTopicResult_v4(_e1, out)
     if o._unknown_tagged is None:
@@ -485,16 +509,20 @@ def _r_EpochEndOffset_v4(data: Buffer, pos: int) -> tuple[EpochEndOffset, int]:
 def _r_OffsetForLeaderTopicResult_v4(data: Buffer, pos: int) -> tuple[OffsetForLeaderTopicResult, int]:
     o = _new(OffsetForLeaderTopicResult)
     o.topic, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array OffsetForLeaderTopicResult.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[EpochEndOffset] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_EpochEndOffset_v4(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array OffsetForLeaderTopicResult.partitions is null")
+        else:
+            _l1: list[EpochEndOffset] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_EpochEndOffset_v4(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -507,16 +535,20 @@ def _r_OffsetForLeaderEpochResponse_v4(data: Buffer, pos: int) -> tuple[OffsetFo
     o = _new(OffsetForLeaderEpochResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array OffsetForLeaderEpochResponse.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[OffsetForLeaderTopicResult] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_OffsetForLeaderTopicResult_v4(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array OffsetForLeaderEpochResponse.topics is null")
+        else:
+            _l1: list[OffsetForLeaderTopicResult] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_OffsetForLeaderTopicResult_v4(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -25,7 +25,6 @@ from .._codec import (
     read_unknown_tags,
     read_uuid,
     write_array_len,
-    write_compact_array_len,
     write_compact_nullable_bytes,
     write_compact_nullable_string,
     write_compact_string,
@@ -34,6 +33,7 @@ from .._codec import (
     write_string,
     write_tags,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -428,7 +428,11 @@ def _w_PartitionProduceData_v9(o: PartitionProduceData, out: bytearray) -> None:
 def _w_TopicProduceData_v9(o: TopicProduceData, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v2 = o.partition_data
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_PartitionProduceData_v9(_e2, out)
     if o._unknown_tagged is None:
@@ -441,7 +445,11 @@ def _w_ProduceRequest_v9(o: ProduceRequest, out: bytearray) -> None:
     write_compact_nullable_string(out, o.transactional_id)
     out += _pack_hi(o.acks, o.timeout_ms)
     _v3 = o.topic_data
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_TopicProduceData_v9(_e3, out)
     if o._unknown_tagged is None:
@@ -466,16 +474,20 @@ def _r_PartitionProduceData_v9(data: Buffer, pos: int) -> tuple[PartitionProduce
 def _r_TopicProduceData_v9(data: Buffer, pos: int) -> tuple[TopicProduceData, int]:
     o = _new(TopicProduceData)
     o.name, pos = read_compact_string(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array TopicProduceData.partition_data is null")
+    if data[pos] == 1:
+        o.partition_data = []
+        pos += 1
     else:
-        _l2: list[PartitionProduceData] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_PartitionProduceData_v9(data, pos)
-            _a2(_e2)
-        o.partition_data = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array TopicProduceData.partition_data is null")
+        else:
+            _l2: list[PartitionProduceData] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_PartitionProduceData_v9(data, pos)
+                _a2(_e2)
+            o.partition_data = _l2
     o.topic_id = ZERO_UUID
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -487,19 +499,27 @@ def _r_TopicProduceData_v9(data: Buffer, pos: int) -> tuple[TopicProduceData, in
 
 def _r_ProduceRequest_v9(data: Buffer, pos: int) -> tuple[ProduceRequest, int]:
     o = _new(ProduceRequest)
-    o.transactional_id, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.transactional_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.transactional_id = None
+        pos += 1
     o.acks, o.timeout_ms = _unpack_hi(data, pos)
     pos += 6
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array ProduceRequest.topic_data is null")
+    if data[pos] == 1:
+        o.topic_data = []
+        pos += 1
     else:
-        _l3: list[TopicProduceData] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_TopicProduceData_v9(data, pos)
-            _a3(_e3)
-        o.topic_data = _l3
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array ProduceRequest.topic_data is null")
+        else:
+            _l3: list[TopicProduceData] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_TopicProduceData_v9(data, pos)
+                _a3(_e3)
+            o.topic_data = _l3
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -511,7 +531,11 @@ def _r_ProduceRequest_v9(data: Buffer, pos: int) -> tuple[ProduceRequest, int]:
 def _w_TopicProduceData_v13(o: TopicProduceData, out: bytearray) -> None:
     out += o.topic_id.bytes
     _v2 = o.partition_data
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_PartitionProduceData_v9(_e2, out)
     if o._unknown_tagged is None:
@@ -524,7 +548,11 @@ def _w_ProduceRequest_v13(o: ProduceRequest, out: bytearray) -> None:
     write_compact_nullable_string(out, o.transactional_id)
     out += _pack_hi(o.acks, o.timeout_ms)
     _v3 = o.topic_data
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_TopicProduceData_v13(_e3, out)
     if o._unknown_tagged is None:
@@ -536,16 +564,20 @@ def _w_ProduceRequest_v13(o: ProduceRequest, out: bytearray) -> None:
 def _r_TopicProduceData_v13(data: Buffer, pos: int) -> tuple[TopicProduceData, int]:
     o = _new(TopicProduceData)
     o.topic_id, pos = read_uuid(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array TopicProduceData.partition_data is null")
+    if data[pos] == 1:
+        o.partition_data = []
+        pos += 1
     else:
-        _l2: list[PartitionProduceData] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_PartitionProduceData_v9(data, pos)
-            _a2(_e2)
-        o.partition_data = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array TopicProduceData.partition_data is null")
+        else:
+            _l2: list[PartitionProduceData] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_PartitionProduceData_v9(data, pos)
+                _a2(_e2)
+            o.partition_data = _l2
     o.name = ''
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -557,19 +589,27 @@ def _r_TopicProduceData_v13(data: Buffer, pos: int) -> tuple[TopicProduceData, i
 
 def _r_ProduceRequest_v13(data: Buffer, pos: int) -> tuple[ProduceRequest, int]:
     o = _new(ProduceRequest)
-    o.transactional_id, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.transactional_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.transactional_id = None
+        pos += 1
     o.acks, o.timeout_ms = _unpack_hi(data, pos)
     pos += 6
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array ProduceRequest.topic_data is null")
+    if data[pos] == 1:
+        o.topic_data = []
+        pos += 1
     else:
-        _l3: list[TopicProduceData] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_TopicProduceData_v13(data, pos)
-            _a3(_e3)
-        o.topic_data = _l3
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array ProduceRequest.topic_data is null")
+        else:
+            _l3: list[TopicProduceData] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_TopicProduceData_v13(data, pos)
+                _a3(_e3)
+            o.topic_data = _l3
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -613,7 +653,11 @@ def _r_PartitionProduceResponse_v3(data: Buffer, pos: int) -> tuple[PartitionPro
     o.log_start_offset = -1
     o.record_errors = []
     o.error_message = None
-    o.current_leader = LeaderIdAndEpoch()
+    _d_LeaderIdAndEpoch = _new(LeaderIdAndEpoch)
+    _d_LeaderIdAndEpoch.leader_id = -1
+    _d_LeaderIdAndEpoch.leader_epoch = -1
+    _d_LeaderIdAndEpoch._unknown_tagged = None
+    o.current_leader = _d_LeaderIdAndEpoch
     o._unknown_tagged = None
     return o, pos
 
@@ -723,7 +767,11 @@ def _r_PartitionProduceResponse_v5(data: Buffer, pos: int) -> tuple[PartitionPro
     pos += 30
     o.record_errors = []
     o.error_message = None
-    o.current_leader = LeaderIdAndEpoch()
+    _d_LeaderIdAndEpoch = _new(LeaderIdAndEpoch)
+    _d_LeaderIdAndEpoch.leader_id = -1
+    _d_LeaderIdAndEpoch.leader_epoch = -1
+    _d_LeaderIdAndEpoch._unknown_tagged = None
+    o.current_leader = _d_LeaderIdAndEpoch
     o._unknown_tagged = None
     return o, pos
 
@@ -889,7 +937,11 @@ def _r_PartitionProduceResponse_v8(data: Buffer, pos: int) -> tuple[PartitionPro
             _a5(_e5)
         o.record_errors = _l5
     o.error_message, pos = read_nullable_string(data, pos)
-    o.current_leader = LeaderIdAndEpoch()
+    _d_LeaderIdAndEpoch = _new(LeaderIdAndEpoch)
+    _d_LeaderIdAndEpoch.leader_id = -1
+    _d_LeaderIdAndEpoch.leader_epoch = -1
+    _d_LeaderIdAndEpoch._unknown_tagged = None
+    o.current_leader = _d_LeaderIdAndEpoch
     o._unknown_tagged = None
     return o, pos
 
@@ -943,7 +995,11 @@ def _w_BatchIndexAndErrorMessage_v9(o: BatchIndexAndErrorMessage, out: bytearray
 def _w_PartitionProduceResponse_v9(o: PartitionProduceResponse, out: bytearray) -> None:
     out += _pack_ihqqq(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
     _v5 = o.record_errors
-    write_compact_array_len(out, len(_v5))
+    _c5 = len(_v5) + 1
+    if _c5 < 0x80:
+        out.append(_c5)
+    else:
+        write_uvarint(out, _c5)
     for _e5 in _v5:
         _w_BatchIndexAndErrorMessage_v9(_e5, out)
     write_compact_nullable_string(out, o.error_message)
@@ -960,7 +1016,11 @@ def _w_PartitionProduceResponse_v9(o: PartitionProduceResponse, out: bytearray) 
 def _w_TopicProduceResponse_v9(o: TopicProduceResponse, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v2 = o.partition_responses
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_PartitionProduceResponse_v9(_e2, out)
     if o._unknown_tagged is None:
@@ -971,7 +1031,11 @@ def _w_TopicProduceResponse_v9(o: TopicProduceResponse, out: bytearray) -> None:
 
 def _w_ProduceResponse_v9(o: ProduceResponse, out: bytearray) -> None:
     _v0 = o.responses
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_TopicProduceResponse_v9(_e0, out)
     out += _pack_i(o.throttle_time_ms)
@@ -989,7 +1053,11 @@ def _r_BatchIndexAndErrorMessage_v9(data: Buffer, pos: int) -> tuple[BatchIndexA
     o = _new(BatchIndexAndErrorMessage)
     o.batch_index = _unpack_i(data, pos)[0]
     pos += 4
-    o.batch_index_error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.batch_index_error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.batch_index_error_message = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -1008,18 +1076,30 @@ def _r_PartitionProduceResponse_v9(data: Buffer, pos: int) -> tuple[PartitionPro
         o.log_start_offset,
     ) = _unpack_ihqqq(data, pos)
     pos += 30
-    _n5, pos = read_compact_array_len(data, pos)
-    if _n5 < 0:
-        raise ProtocolError("non-nullable array PartitionProduceResponse.record_errors is null")
+    if data[pos] == 1:
+        o.record_errors = []
+        pos += 1
     else:
-        _l5: list[BatchIndexAndErrorMessage] = []
-        _a5 = _l5.append
-        for _ in range(_n5):
-            _e5, pos = _r_BatchIndexAndErrorMessage_v9(data, pos)
-            _a5(_e5)
-        o.record_errors = _l5
-    o.error_message, pos = read_compact_nullable_string(data, pos)
-    o.current_leader = LeaderIdAndEpoch()
+        _n5, pos = read_compact_array_len(data, pos)
+        if _n5 < 0:
+            raise ProtocolError("non-nullable array PartitionProduceResponse.record_errors is null")
+        else:
+            _l5: list[BatchIndexAndErrorMessage] = []
+            _a5 = _l5.append
+            for _ in range(_n5):
+                _e5, pos = _r_BatchIndexAndErrorMessage_v9(data, pos)
+                _a5(_e5)
+            o.record_errors = _l5
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
+    _d_LeaderIdAndEpoch = _new(LeaderIdAndEpoch)
+    _d_LeaderIdAndEpoch.leader_id = -1
+    _d_LeaderIdAndEpoch.leader_epoch = -1
+    _d_LeaderIdAndEpoch._unknown_tagged = None
+    o.current_leader = _d_LeaderIdAndEpoch
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -1031,16 +1111,20 @@ def _r_PartitionProduceResponse_v9(data: Buffer, pos: int) -> tuple[PartitionPro
 def _r_TopicProduceResponse_v9(data: Buffer, pos: int) -> tuple[TopicProduceResponse, int]:
     o = _new(TopicProduceResponse)
     o.name, pos = read_compact_string(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array TopicProduceResponse.partition_responses is null")
+    if data[pos] == 1:
+        o.partition_responses = []
+        pos += 1
     else:
-        _l2: list[PartitionProduceResponse] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_PartitionProduceResponse_v9(data, pos)
-            _a2(_e2)
-        o.partition_responses = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array TopicProduceResponse.partition_responses is null")
+        else:
+            _l2: list[PartitionProduceResponse] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_PartitionProduceResponse_v9(data, pos)
+                _a2(_e2)
+            o.partition_responses = _l2
     o.topic_id = ZERO_UUID
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -1052,16 +1136,20 @@ def _r_TopicProduceResponse_v9(data: Buffer, pos: int) -> tuple[TopicProduceResp
 
 def _r_ProduceResponse_v9(data: Buffer, pos: int) -> tuple[ProduceResponse, int]:
     o = _new(ProduceResponse)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array ProduceResponse.responses is null")
+    if data[pos] == 1:
+        o.responses = []
+        pos += 1
     else:
-        _l0: list[TopicProduceResponse] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_TopicProduceResponse_v9(data, pos)
-            _a0(_e0)
-        o.responses = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array ProduceResponse.responses is null")
+        else:
+            _l0: list[TopicProduceResponse] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_TopicProduceResponse_v9(data, pos)
+                _a0(_e0)
+            o.responses = _l0
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
     o.node_endpoints = []
@@ -1084,7 +1172,11 @@ def _w_LeaderIdAndEpoch_v10(o: LeaderIdAndEpoch, out: bytearray) -> None:
 def _w_PartitionProduceResponse_v10(o: PartitionProduceResponse, out: bytearray) -> None:
     out += _pack_ihqqq(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset)
     _v5 = o.record_errors
-    write_compact_array_len(out, len(_v5))
+    _c5 = len(_v5) + 1
+    if _c5 < 0x80:
+        out.append(_c5)
+    else:
+        write_uvarint(out, _c5)
     for _e5 in _v5:
         _w_BatchIndexAndErrorMessage_v9(_e5, out)
     write_compact_nullable_string(out, o.error_message)
@@ -1099,7 +1191,11 @@ def _w_PartitionProduceResponse_v10(o: PartitionProduceResponse, out: bytearray)
 def _w_TopicProduceResponse_v10(o: TopicProduceResponse, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v2 = o.partition_responses
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_PartitionProduceResponse_v10(_e2, out)
     if o._unknown_tagged is None:
@@ -1121,7 +1217,11 @@ def _w_NodeEndpoint_v10(o: NodeEndpoint, out: bytearray) -> None:
 
 def _w_ProduceResponse_v10(o: ProduceResponse, out: bytearray) -> None:
     _v0 = o.responses
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_TopicProduceResponse_v10(_e0, out)
     out += _pack_i(o.throttle_time_ms)
@@ -1129,7 +1229,11 @@ def _w_ProduceResponse_v10(o: ProduceResponse, out: bytearray) -> None:
     if (o.node_endpoints is None or len(o.node_endpoints) != 0):
         _b2 = bytearray()
         _v2 = o.node_endpoints
-        write_compact_array_len(_b2, len(_v2))
+        _c2 = len(_v2) + 1
+        if _c2 < 0x80:
+            _b2.append(_c2)
+        else:
+            write_uvarint(_b2, _c2)
         for _e2 in _v2:
             _w_NodeEndpoint_v10(_e2, _b2)
         _tags.append((0, _b2))
@@ -1158,18 +1262,34 @@ def _r_PartitionProduceResponse_v10(data: Buffer, pos: int) -> tuple[PartitionPr
         o.log_start_offset,
     ) = _unpack_ihqqq(data, pos)
     pos += 30
-    _n5, pos = read_compact_array_len(data, pos)
-    if _n5 < 0:
-        raise ProtocolError("non-nullable array PartitionProduceResponse.record_errors is null")
+    if data[pos] == 1:
+        o.record_errors = []
+        pos += 1
     else:
-        _l5: list[BatchIndexAndErrorMessage] = []
-        _a5 = _l5.append
-        for _ in range(_n5):
-            _e5, pos = _r_BatchIndexAndErrorMessage_v9(data, pos)
-            _a5(_e5)
-        o.record_errors = _l5
-    o.error_message, pos = read_compact_nullable_string(data, pos)
-    o.current_leader = LeaderIdAndEpoch()
+        _n5, pos = read_compact_array_len(data, pos)
+        if _n5 < 0:
+            raise ProtocolError("non-nullable array PartitionProduceResponse.record_errors is null")
+        else:
+            _l5: list[BatchIndexAndErrorMessage] = []
+            _a5 = _l5.append
+            for _ in range(_n5):
+                _e5, pos = _r_BatchIndexAndErrorMessage_v9(data, pos)
+                _a5(_e5)
+            o.record_errors = _l5
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
+    _d_LeaderIdAndEpoch = _new(LeaderIdAndEpoch)
+    _d_LeaderIdAndEpoch.leader_id = -1
+    _d_LeaderIdAndEpoch.leader_epoch = -1
+    _d_LeaderIdAndEpoch._unknown_tagged = None
+    o.current_leader = _d_LeaderIdAndEpoch
+    if not data[pos]:
+        o._unknown_tagged = None
+        pos += 1
+        return o, pos
     _unk: list[tuple[int, bytes]] | None = None
     _nt, pos = read_tag_count(data, pos)
     for _ in range(_nt):
@@ -1190,16 +1310,20 @@ def _r_PartitionProduceResponse_v10(data: Buffer, pos: int) -> tuple[PartitionPr
 def _r_TopicProduceResponse_v10(data: Buffer, pos: int) -> tuple[TopicProduceResponse, int]:
     o = _new(TopicProduceResponse)
     o.name, pos = read_compact_string(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array TopicProduceResponse.partition_responses is null")
+    if data[pos] == 1:
+        o.partition_responses = []
+        pos += 1
     else:
-        _l2: list[PartitionProduceResponse] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_PartitionProduceResponse_v10(data, pos)
-            _a2(_e2)
-        o.partition_responses = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array TopicProduceResponse.partition_responses is null")
+        else:
+            _l2: list[PartitionProduceResponse] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_PartitionProduceResponse_v10(data, pos)
+                _a2(_e2)
+            o.partition_responses = _l2
     o.topic_id = ZERO_UUID
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -1216,7 +1340,11 @@ def _r_NodeEndpoint_v10(data: Buffer, pos: int) -> tuple[NodeEndpoint, int]:
     o.host, pos = read_compact_string(data, pos)
     o.port = _unpack_i(data, pos)[0]
     pos += 4
-    o.rack, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.rack, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.rack = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -1227,34 +1355,46 @@ def _r_NodeEndpoint_v10(data: Buffer, pos: int) -> tuple[NodeEndpoint, int]:
 
 def _r_ProduceResponse_v10(data: Buffer, pos: int) -> tuple[ProduceResponse, int]:
     o = _new(ProduceResponse)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array ProduceResponse.responses is null")
+    if data[pos] == 1:
+        o.responses = []
+        pos += 1
     else:
-        _l0: list[TopicProduceResponse] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_TopicProduceResponse_v10(data, pos)
-            _a0(_e0)
-        o.responses = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array ProduceResponse.responses is null")
+        else:
+            _l0: list[TopicProduceResponse] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_TopicProduceResponse_v10(data, pos)
+                _a0(_e0)
+            o.responses = _l0
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
     o.node_endpoints = []
+    if not data[pos]:
+        o._unknown_tagged = None
+        pos += 1
+        return o, pos
     _unk: list[tuple[int, bytes]] | None = None
     _nt, pos = read_tag_count(data, pos)
     for _ in range(_nt):
         _tag, _end, pos = read_tag_header(data, pos)
         if _tag == 0:
-            _n2, pos = read_compact_array_len(data, pos)
-            if _n2 < 0:
-                raise ProtocolError("non-nullable array ProduceResponse.node_endpoints is null")
+            if data[pos] == 1:
+                o.node_endpoints = []
+                pos += 1
             else:
-                _l2: list[NodeEndpoint] = []
-                _a2 = _l2.append
-                for _ in range(_n2):
-                    _e2, pos = _r_NodeEndpoint_v10(data, pos)
-                    _a2(_e2)
-                o.node_endpoints = _l2
+                _n2, pos = read_compact_array_len(data, pos)
+                if _n2 < 0:
+                    raise ProtocolError("non-nullable array ProduceResponse.node_endpoints is null")
+                else:
+                    _l2: list[NodeEndpoint] = []
+                    _a2 = _l2.append
+                    for _ in range(_n2):
+                        _e2, pos = _r_NodeEndpoint_v10(data, pos)
+                        _a2(_e2)
+                    o.node_endpoints = _l2
             if pos != _end:
                 raise ProtocolError("tagged field ProduceResponse.node_endpoints has the wrong size")
         else:
@@ -1269,7 +1409,11 @@ def _r_ProduceResponse_v10(data: Buffer, pos: int) -> tuple[ProduceResponse, int
 def _w_TopicProduceResponse_v13(o: TopicProduceResponse, out: bytearray) -> None:
     out += o.topic_id.bytes
     _v2 = o.partition_responses
-    write_compact_array_len(out, len(_v2))
+    _c2 = len(_v2) + 1
+    if _c2 < 0x80:
+        out.append(_c2)
+    else:
+        write_uvarint(out, _c2)
     for _e2 in _v2:
         _w_PartitionProduceResponse_v10(_e2, out)
     if o._unknown_tagged is None:
@@ -1280,7 +1424,11 @@ def _w_TopicProduceResponse_v13(o: TopicProduceResponse, out: bytearray) -> None
 
 def _w_ProduceResponse_v13(o: ProduceResponse, out: bytearray) -> None:
     _v0 = o.responses
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_TopicProduceResponse_v13(_e0, out)
     out += _pack_i(o.throttle_time_ms)
@@ -1288,7 +1436,11 @@ def _w_ProduceResponse_v13(o: ProduceResponse, out: bytearray) -> None:
     if (o.node_endpoints is None or len(o.node_endpoints) != 0):
         _b2 = bytearray()
         _v2 = o.node_endpoints
-        write_compact_array_len(_b2, len(_v2))
+        _c2 = len(_v2) + 1
+        if _c2 < 0x80:
+            _b2.append(_c2)
+        else:
+            write_uvarint(_b2, _c2)
         for _e2 in _v2:
             _w_NodeEndpoint_v10(_e2, _b2)
         _tags.append((0, _b2))
@@ -1298,16 +1450,20 @@ def _w_ProduceResponse_v13(o: ProduceResponse, out: bytearray) -> None:
 def _r_TopicProduceResponse_v13(data: Buffer, pos: int) -> tuple[TopicProduceResponse, int]:
     o = _new(TopicProduceResponse)
     o.topic_id, pos = read_uuid(data, pos)
-    _n2, pos = read_compact_array_len(data, pos)
-    if _n2 < 0:
-        raise ProtocolError("non-nullable array TopicProduceResponse.partition_responses is null")
+    if data[pos] == 1:
+        o.partition_responses = []
+        pos += 1
     else:
-        _l2: list[PartitionProduceResponse] = []
-        _a2 = _l2.append
-        for _ in range(_n2):
-            _e2, pos = _r_PartitionProduceResponse_v10(data, pos)
-            _a2(_e2)
-        o.partition_responses = _l2
+        _n2, pos = read_compact_array_len(data, pos)
+        if _n2 < 0:
+            raise ProtocolError("non-nullable array TopicProduceResponse.partition_responses is null")
+        else:
+            _l2: list[PartitionProduceResponse] = []
+            _a2 = _l2.append
+            for _ in range(_n2):
+                _e2, pos = _r_PartitionProduceResponse_v10(data, pos)
+                _a2(_e2)
+            o.partition_responses = _l2
     o.name = ''
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -1319,34 +1475,46 @@ def _r_TopicProduceResponse_v13(data: Buffer, pos: int) -> tuple[TopicProduceRes
 
 def _r_ProduceResponse_v13(data: Buffer, pos: int) -> tuple[ProduceResponse, int]:
     o = _new(ProduceResponse)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array ProduceResponse.responses is null")
+    if data[pos] == 1:
+        o.responses = []
+        pos += 1
     else:
-        _l0: list[TopicProduceResponse] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_TopicProduceResponse_v13(data, pos)
-            _a0(_e0)
-        o.responses = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array ProduceResponse.responses is null")
+        else:
+            _l0: list[TopicProduceResponse] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_TopicProduceResponse_v13(data, pos)
+                _a0(_e0)
+            o.responses = _l0
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
     o.node_endpoints = []
+    if not data[pos]:
+        o._unknown_tagged = None
+        pos += 1
+        return o, pos
     _unk: list[tuple[int, bytes]] | None = None
     _nt, pos = read_tag_count(data, pos)
     for _ in range(_nt):
         _tag, _end, pos = read_tag_header(data, pos)
         if _tag == 0:
-            _n2, pos = read_compact_array_len(data, pos)
-            if _n2 < 0:
-                raise ProtocolError("non-nullable array ProduceResponse.node_endpoints is null")
+            if data[pos] == 1:
+                o.node_endpoints = []
+                pos += 1
             else:
-                _l2: list[NodeEndpoint] = []
-                _a2 = _l2.append
-                for _ in range(_n2):
-                    _e2, pos = _r_NodeEndpoint_v10(data, pos)
-                    _a2(_e2)
-                o.node_endpoints = _l2
+                _n2, pos = read_compact_array_len(data, pos)
+                if _n2 < 0:
+                    raise ProtocolError("non-nullable array ProduceResponse.node_endpoints is null")
+                else:
+                    _l2: list[NodeEndpoint] = []
+                    _a2 = _l2.append
+                    for _ in range(_n2):
+                        _e2, pos = _r_NodeEndpoint_v10(data, pos)
+                        _a2(_e2)
+                    o.node_endpoints = _l2
             if pos != _end:
                 raise ProtocolError("tagged field ProduceResponse.node_endpoints has the wrong size")
         else:

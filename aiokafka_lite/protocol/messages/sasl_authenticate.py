@@ -171,7 +171,11 @@ def _r_SaslAuthenticateResponse_v2(data: Buffer, pos: int) -> tuple[SaslAuthenti
     o = _new(SaslAuthenticateResponse)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     o.auth_bytes, pos = read_compact_bytes(data, pos)
     o.session_lifetime_ms = _unpack_q(data, pos)[0]
     pos += 8

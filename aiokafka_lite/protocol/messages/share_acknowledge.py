@@ -18,11 +18,11 @@ from .._codec import (
     read_prim_array,
     read_unknown_tags,
     read_uuid,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_prim_array,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -325,7 +325,11 @@ def _w_AcknowledgementBatch_v1(o: AcknowledgementBatch, out: bytearray) -> None:
 def _w_AcknowledgePartition_v1(o: AcknowledgePartition, out: bytearray) -> None:
     out += _pack_i(o.partition_index)
     _v1 = o.acknowledgement_batches
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_AcknowledgementBatch_v1(_e1, out)
     if o._unknown_tagged is None:
@@ -337,7 +341,11 @@ def _w_AcknowledgePartition_v1(o: AcknowledgePartition, out: bytearray) -> None:
 def _w_AcknowledgeTopic_v1(o: AcknowledgeTopic, out: bytearray) -> None:
     out += o.topic_id.bytes
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_AcknowledgePartition_v1(_e1, out)
     if o._unknown_tagged is None:
@@ -351,7 +359,11 @@ def _w_ShareAcknowledgeRequest_v1(o: ShareAcknowledgeRequest, out: bytearray) ->
     write_compact_nullable_string(out, o.member_id)
     out += _pack_i(o.share_session_epoch)
     _v3 = o.topics
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_AcknowledgeTopic_v1(_e3, out)
     if o._unknown_tagged is None:
@@ -364,7 +376,11 @@ def _r_AcknowledgementBatch_v1(data: Buffer, pos: int) -> tuple[AcknowledgementB
     o = _new(AcknowledgementBatch)
     o.first_offset, o.last_offset = _unpack_qq(data, pos)
     pos += 16
-    o.acknowledge_types, pos = read_prim_array(data, pos, 'b', True, False)
+    if data[pos] == 1:
+        o.acknowledge_types = []
+        pos += 1
+    else:
+        o.acknowledge_types, pos = read_prim_array(data, pos, 'b', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -377,16 +393,20 @@ def _r_AcknowledgePartition_v1(data: Buffer, pos: int) -> tuple[AcknowledgeParti
     o = _new(AcknowledgePartition)
     o.partition_index = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array AcknowledgePartition.acknowledgement_batches is null")
+    if data[pos] == 1:
+        o.acknowledgement_batches = []
+        pos += 1
     else:
-        _l1: list[AcknowledgementBatch] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_AcknowledgementBatch_v1(data, pos)
-            _a1(_e1)
-        o.acknowledgement_batches = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array AcknowledgePartition.acknowledgement_batches is null")
+        else:
+            _l1: list[AcknowledgementBatch] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_AcknowledgementBatch_v1(data, pos)
+                _a1(_e1)
+            o.acknowledgement_batches = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -398,16 +418,20 @@ def _r_AcknowledgePartition_v1(data: Buffer, pos: int) -> tuple[AcknowledgeParti
 def _r_AcknowledgeTopic_v1(data: Buffer, pos: int) -> tuple[AcknowledgeTopic, int]:
     o = _new(AcknowledgeTopic)
     o.topic_id, pos = read_uuid(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array AcknowledgeTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[AcknowledgePartition] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_AcknowledgePartition_v1(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array AcknowledgeTopic.partitions is null")
+        else:
+            _l1: list[AcknowledgePartition] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_AcknowledgePartition_v1(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -418,20 +442,32 @@ def _r_AcknowledgeTopic_v1(data: Buffer, pos: int) -> tuple[AcknowledgeTopic, in
 
 def _r_ShareAcknowledgeRequest_v1(data: Buffer, pos: int) -> tuple[ShareAcknowledgeRequest, int]:
     o = _new(ShareAcknowledgeRequest)
-    o.group_id, pos = read_compact_nullable_string(data, pos)
-    o.member_id, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.group_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.group_id = None
+        pos += 1
+    if data[pos]:
+        o.member_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.member_id = None
+        pos += 1
     o.share_session_epoch = _unpack_i(data, pos)[0]
     pos += 4
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array ShareAcknowledgeRequest.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l3: list[AcknowledgeTopic] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_AcknowledgeTopic_v1(data, pos)
-            _a3(_e3)
-        o.topics = _l3
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array ShareAcknowledgeRequest.topics is null")
+        else:
+            _l3: list[AcknowledgeTopic] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_AcknowledgeTopic_v1(data, pos)
+                _a3(_e3)
+            o.topics = _l3
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -461,7 +497,11 @@ def _w_PartitionData_v1(o: PartitionData, out: bytearray) -> None:
 def _w_ShareAcknowledgeTopicResponse_v1(o: ShareAcknowledgeTopicResponse, out: bytearray) -> None:
     out += o.topic_id.bytes
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_PartitionData_v1(_e1, out)
     if o._unknown_tagged is None:
@@ -485,11 +525,19 @@ def _w_ShareAcknowledgeResponse_v1(o: ShareAcknowledgeResponse, out: bytearray) 
     out += _pack_ih(o.throttle_time_ms, o.error_code)
     write_compact_nullable_string(out, o.error_message)
     _v3 = o.responses
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_ShareAcknowledgeTopicResponse_v1(_e3, out)
     _v4 = o.node_endpoints
-    write_compact_array_len(out, len(_v4))
+    _c4 = len(_v4) + 1
+    if _c4 < 0x80:
+        out.append(_c4)
+    else:
+        write_uvarint(out, _c4)
     for _e4 in _v4:
         _w_NodeEndpoint_v1(_e4, out)
     if o._unknown_tagged is None:
@@ -514,7 +562,11 @@ def _r_PartitionData_v1(data: Buffer, pos: int) -> tuple[PartitionData, int]:
     o = _new(PartitionData)
     o.partition_index, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     o.current_leader, pos = _r_LeaderIdAndEpoch_v1(data, pos)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -527,16 +579,20 @@ def _r_PartitionData_v1(data: Buffer, pos: int) -> tuple[PartitionData, int]:
 def _r_ShareAcknowledgeTopicResponse_v1(data: Buffer, pos: int) -> tuple[ShareAcknowledgeTopicResponse, int]:
     o = _new(ShareAcknowledgeTopicResponse)
     o.topic_id, pos = read_uuid(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array ShareAcknowledgeTopicResponse.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[PartitionData] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_PartitionData_v1(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array ShareAcknowledgeTopicResponse.partitions is null")
+        else:
+            _l1: list[PartitionData] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_PartitionData_v1(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -552,7 +608,11 @@ def _r_NodeEndpoint_v1(data: Buffer, pos: int) -> tuple[NodeEndpoint, int]:
     o.host, pos = read_compact_string(data, pos)
     o.port = _unpack_i(data, pos)[0]
     pos += 4
-    o.rack, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.rack, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.rack = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -565,27 +625,39 @@ def _r_ShareAcknowledgeResponse_v1(data: Buffer, pos: int) -> tuple[ShareAcknowl
     o = _new(ShareAcknowledgeResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array ShareAcknowledgeResponse.responses is null")
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     else:
-        _l3: list[ShareAcknowledgeTopicResponse] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_ShareAcknowledgeTopicResponse_v1(data, pos)
-            _a3(_e3)
-        o.responses = _l3
-    _n4, pos = read_compact_array_len(data, pos)
-    if _n4 < 0:
-        raise ProtocolError("non-nullable array ShareAcknowledgeResponse.node_endpoints is null")
+        o.error_message = None
+        pos += 1
+    if data[pos] == 1:
+        o.responses = []
+        pos += 1
     else:
-        _l4: list[NodeEndpoint] = []
-        _a4 = _l4.append
-        for _ in range(_n4):
-            _e4, pos = _r_NodeEndpoint_v1(data, pos)
-            _a4(_e4)
-        o.node_endpoints = _l4
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array ShareAcknowledgeResponse.responses is null")
+        else:
+            _l3: list[ShareAcknowledgeTopicResponse] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_ShareAcknowledgeTopicResponse_v1(data, pos)
+                _a3(_e3)
+            o.responses = _l3
+    if data[pos] == 1:
+        o.node_endpoints = []
+        pos += 1
+    else:
+        _n4, pos = read_compact_array_len(data, pos)
+        if _n4 < 0:
+            raise ProtocolError("non-nullable array ShareAcknowledgeResponse.node_endpoints is null")
+        else:
+            _l4: list[NodeEndpoint] = []
+            _a4 = _l4.append
+            for _ in range(_n4):
+                _e4, pos = _r_NodeEndpoint_v1(data, pos)
+                _a4(_e4)
+            o.node_endpoints = _l4
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

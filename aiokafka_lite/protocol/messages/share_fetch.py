@@ -19,12 +19,12 @@ from .._codec import (
     read_prim_array,
     read_unknown_tags,
     read_uuid,
-    write_compact_array_len,
     write_compact_nullable_bytes,
     write_compact_nullable_string,
     write_compact_string,
     write_prim_array,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -456,7 +456,11 @@ def _w_AcknowledgementBatch_v1(o: AcknowledgementBatch, out: bytearray) -> None:
 def _w_FetchPartition_v1(o: FetchPartition, out: bytearray) -> None:
     out += _pack_i(o.partition_index)
     _v1 = o.acknowledgement_batches
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_AcknowledgementBatch_v1(_e1, out)
     if o._unknown_tagged is None:
@@ -468,7 +472,11 @@ def _w_FetchPartition_v1(o: FetchPartition, out: bytearray) -> None:
 def _w_FetchTopic_v1(o: FetchTopic, out: bytearray) -> None:
     out += o.topic_id.bytes
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_FetchPartition_v1(_e1, out)
     if o._unknown_tagged is None:
@@ -498,11 +506,19 @@ def _w_ShareFetchRequest_v1(o: ShareFetchRequest, out: bytearray) -> None:
         o.batch_size,
     )
     _v8 = o.topics
-    write_compact_array_len(out, len(_v8))
+    _c8 = len(_v8) + 1
+    if _c8 < 0x80:
+        out.append(_c8)
+    else:
+        write_uvarint(out, _c8)
     for _e8 in _v8:
         _w_FetchTopic_v1(_e8, out)
     _v9 = o.forgotten_topics_data
-    write_compact_array_len(out, len(_v9))
+    _c9 = len(_v9) + 1
+    if _c9 < 0x80:
+        out.append(_c9)
+    else:
+        write_uvarint(out, _c9)
     for _e9 in _v9:
         _w_ForgottenTopic_v1(_e9, out)
     if o._unknown_tagged is None:
@@ -515,7 +531,11 @@ def _r_AcknowledgementBatch_v1(data: Buffer, pos: int) -> tuple[AcknowledgementB
     o = _new(AcknowledgementBatch)
     o.first_offset, o.last_offset = _unpack_qq(data, pos)
     pos += 16
-    o.acknowledge_types, pos = read_prim_array(data, pos, 'b', True, False)
+    if data[pos] == 1:
+        o.acknowledge_types = []
+        pos += 1
+    else:
+        o.acknowledge_types, pos = read_prim_array(data, pos, 'b', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -528,16 +548,20 @@ def _r_FetchPartition_v1(data: Buffer, pos: int) -> tuple[FetchPartition, int]:
     o = _new(FetchPartition)
     o.partition_index = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array FetchPartition.acknowledgement_batches is null")
+    if data[pos] == 1:
+        o.acknowledgement_batches = []
+        pos += 1
     else:
-        _l1: list[AcknowledgementBatch] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_AcknowledgementBatch_v1(data, pos)
-            _a1(_e1)
-        o.acknowledgement_batches = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array FetchPartition.acknowledgement_batches is null")
+        else:
+            _l1: list[AcknowledgementBatch] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_AcknowledgementBatch_v1(data, pos)
+                _a1(_e1)
+            o.acknowledgement_batches = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -549,16 +573,20 @@ def _r_FetchPartition_v1(data: Buffer, pos: int) -> tuple[FetchPartition, int]:
 def _r_FetchTopic_v1(data: Buffer, pos: int) -> tuple[FetchTopic, int]:
     o = _new(FetchTopic)
     o.topic_id, pos = read_uuid(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array FetchTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[FetchPartition] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_FetchPartition_v1(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array FetchTopic.partitions is null")
+        else:
+            _l1: list[FetchPartition] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_FetchPartition_v1(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -570,7 +598,11 @@ def _r_FetchTopic_v1(data: Buffer, pos: int) -> tuple[FetchTopic, int]:
 def _r_ForgottenTopic_v1(data: Buffer, pos: int) -> tuple[ForgottenTopic, int]:
     o = _new(ForgottenTopic)
     o.topic_id, pos = read_uuid(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -581,8 +613,16 @@ def _r_ForgottenTopic_v1(data: Buffer, pos: int) -> tuple[ForgottenTopic, int]:
 
 def _r_ShareFetchRequest_v1(data: Buffer, pos: int) -> tuple[ShareFetchRequest, int]:
     o = _new(ShareFetchRequest)
-    o.group_id, pos = read_compact_nullable_string(data, pos)
-    o.member_id, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.group_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.group_id = None
+        pos += 1
+    if data[pos]:
+        o.member_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.member_id = None
+        pos += 1
     (
         o.share_session_epoch,
         o.max_wait_ms,
@@ -592,26 +632,34 @@ def _r_ShareFetchRequest_v1(data: Buffer, pos: int) -> tuple[ShareFetchRequest, 
         o.batch_size,
     ) = _unpack_iiiiii(data, pos)
     pos += 24
-    _n8, pos = read_compact_array_len(data, pos)
-    if _n8 < 0:
-        raise ProtocolError("non-nullable array ShareFetchRequest.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l8: list[FetchTopic] = []
-        _a8 = _l8.append
-        for _ in range(_n8):
-            _e8, pos = _r_FetchTopic_v1(data, pos)
-            _a8(_e8)
-        o.topics = _l8
-    _n9, pos = read_compact_array_len(data, pos)
-    if _n9 < 0:
-        raise ProtocolError("non-nullable array ShareFetchRequest.forgotten_topics_data is null")
+        _n8, pos = read_compact_array_len(data, pos)
+        if _n8 < 0:
+            raise ProtocolError("non-nullable array ShareFetchRequest.topics is null")
+        else:
+            _l8: list[FetchTopic] = []
+            _a8 = _l8.append
+            for _ in range(_n8):
+                _e8, pos = _r_FetchTopic_v1(data, pos)
+                _a8(_e8)
+            o.topics = _l8
+    if data[pos] == 1:
+        o.forgotten_topics_data = []
+        pos += 1
     else:
-        _l9: list[ForgottenTopic] = []
-        _a9 = _l9.append
-        for _ in range(_n9):
-            _e9, pos = _r_ForgottenTopic_v1(data, pos)
-            _a9(_e9)
-        o.forgotten_topics_data = _l9
+        _n9, pos = read_compact_array_len(data, pos)
+        if _n9 < 0:
+            raise ProtocolError("non-nullable array ShareFetchRequest.forgotten_topics_data is null")
+        else:
+            _l9: list[ForgottenTopic] = []
+            _a9 = _l9.append
+            for _ in range(_n9):
+                _e9, pos = _r_ForgottenTopic_v1(data, pos)
+                _a9(_e9)
+            o.forgotten_topics_data = _l9
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -644,7 +692,11 @@ def _w_PartitionData_v1(o: PartitionData, out: bytearray) -> None:
     _w_LeaderIdAndEpoch_v1(o.current_leader, out)
     write_compact_nullable_bytes(out, o.records)
     _v7 = o.acquired_records
-    write_compact_array_len(out, len(_v7))
+    _c7 = len(_v7) + 1
+    if _c7 < 0x80:
+        out.append(_c7)
+    else:
+        write_uvarint(out, _c7)
     for _e7 in _v7:
         _w_AcquiredRecords_v1(_e7, out)
     if o._unknown_tagged is None:
@@ -656,7 +708,11 @@ def _w_PartitionData_v1(o: PartitionData, out: bytearray) -> None:
 def _w_ShareFetchableTopicResponse_v1(o: ShareFetchableTopicResponse, out: bytearray) -> None:
     out += o.topic_id.bytes
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_PartitionData_v1(_e1, out)
     if o._unknown_tagged is None:
@@ -681,11 +737,19 @@ def _w_ShareFetchResponse_v1(o: ShareFetchResponse, out: bytearray) -> None:
     write_compact_nullable_string(out, o.error_message)
     out += _pack_i(o.acquisition_lock_timeout_ms)
     _v4 = o.responses
-    write_compact_array_len(out, len(_v4))
+    _c4 = len(_v4) + 1
+    if _c4 < 0x80:
+        out.append(_c4)
+    else:
+        write_uvarint(out, _c4)
     for _e4 in _v4:
         _w_ShareFetchableTopicResponse_v1(_e4, out)
     _v5 = o.node_endpoints
-    write_compact_array_len(out, len(_v5))
+    _c5 = len(_v5) + 1
+    if _c5 < 0x80:
+        out.append(_c5)
+    else:
+        write_uvarint(out, _c5)
     for _e5 in _v5:
         _w_NodeEndpoint_v1(_e5, out)
     if o._unknown_tagged is None:
@@ -722,22 +786,34 @@ def _r_PartitionData_v1(data: Buffer, pos: int) -> tuple[PartitionData, int]:
     o = _new(PartitionData)
     o.partition_index, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     o.acknowledge_error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.acknowledge_error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.acknowledge_error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.acknowledge_error_message = None
+        pos += 1
     o.current_leader, pos = _r_LeaderIdAndEpoch_v1(data, pos)
     o.records, pos = read_compact_nullable_records(data, pos)
-    _n7, pos = read_compact_array_len(data, pos)
-    if _n7 < 0:
-        raise ProtocolError("non-nullable array PartitionData.acquired_records is null")
+    if data[pos] == 1:
+        o.acquired_records = []
+        pos += 1
     else:
-        _l7: list[AcquiredRecords] = []
-        _a7 = _l7.append
-        for _ in range(_n7):
-            _e7, pos = _r_AcquiredRecords_v1(data, pos)
-            _a7(_e7)
-        o.acquired_records = _l7
+        _n7, pos = read_compact_array_len(data, pos)
+        if _n7 < 0:
+            raise ProtocolError("non-nullable array PartitionData.acquired_records is null")
+        else:
+            _l7: list[AcquiredRecords] = []
+            _a7 = _l7.append
+            for _ in range(_n7):
+                _e7, pos = _r_AcquiredRecords_v1(data, pos)
+                _a7(_e7)
+            o.acquired_records = _l7
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -749,16 +825,20 @@ def _r_PartitionData_v1(data: Buffer, pos: int) -> tuple[PartitionData, int]:
 def _r_ShareFetchableTopicResponse_v1(data: Buffer, pos: int) -> tuple[ShareFetchableTopicResponse, int]:
     o = _new(ShareFetchableTopicResponse)
     o.topic_id, pos = read_uuid(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array ShareFetchableTopicResponse.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[PartitionData] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_PartitionData_v1(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array ShareFetchableTopicResponse.partitions is null")
+        else:
+            _l1: list[PartitionData] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_PartitionData_v1(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -774,7 +854,11 @@ def _r_NodeEndpoint_v1(data: Buffer, pos: int) -> tuple[NodeEndpoint, int]:
     o.host, pos = read_compact_string(data, pos)
     o.port = _unpack_i(data, pos)[0]
     pos += 4
-    o.rack, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.rack, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.rack = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -787,29 +871,41 @@ def _r_ShareFetchResponse_v1(data: Buffer, pos: int) -> tuple[ShareFetchResponse
     o = _new(ShareFetchResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     o.acquisition_lock_timeout_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n4, pos = read_compact_array_len(data, pos)
-    if _n4 < 0:
-        raise ProtocolError("non-nullable array ShareFetchResponse.responses is null")
+    if data[pos] == 1:
+        o.responses = []
+        pos += 1
     else:
-        _l4: list[ShareFetchableTopicResponse] = []
-        _a4 = _l4.append
-        for _ in range(_n4):
-            _e4, pos = _r_ShareFetchableTopicResponse_v1(data, pos)
-            _a4(_e4)
-        o.responses = _l4
-    _n5, pos = read_compact_array_len(data, pos)
-    if _n5 < 0:
-        raise ProtocolError("non-nullable array ShareFetchResponse.node_endpoints is null")
+        _n4, pos = read_compact_array_len(data, pos)
+        if _n4 < 0:
+            raise ProtocolError("non-nullable array ShareFetchResponse.responses is null")
+        else:
+            _l4: list[ShareFetchableTopicResponse] = []
+            _a4 = _l4.append
+            for _ in range(_n4):
+                _e4, pos = _r_ShareFetchableTopicResponse_v1(data, pos)
+                _a4(_e4)
+            o.responses = _l4
+    if data[pos] == 1:
+        o.node_endpoints = []
+        pos += 1
     else:
-        _l5: list[NodeEndpoint] = []
-        _a5 = _l5.append
-        for _ in range(_n5):
-            _e5, pos = _r_NodeEndpoint_v1(data, pos)
-            _a5(_e5)
-        o.node_endpoints = _l5
+        _n5, pos = read_compact_array_len(data, pos)
+        if _n5 < 0:
+            raise ProtocolError("non-nullable array ShareFetchResponse.node_endpoints is null")
+        else:
+            _l5: list[NodeEndpoint] = []
+            _a5 = _l5.append
+            for _ in range(_n5):
+                _e5, pos = _r_NodeEndpoint_v1(data, pos)
+                _a5(_e5)
+            o.node_endpoints = _l5
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -18,11 +18,11 @@ from .._codec import (
     read_prim_array,
     read_unknown_tags,
     read_uuid,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_prim_array,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -270,7 +270,11 @@ def _w_ShareGroupDescribeRequest_v1(o: ShareGroupDescribeRequest, out: bytearray
 
 def _r_ShareGroupDescribeRequest_v1(data: Buffer, pos: int) -> tuple[ShareGroupDescribeRequest, int]:
     o = _new(ShareGroupDescribeRequest)
-    o.group_ids, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.group_ids = []
+        pos += 1
+    else:
+        o.group_ids, pos = read_prim_array(data, pos, 's', True, False)
     o.include_authorized_operations = _unpack_o(data, pos)[0]
     pos += 1
     if data[pos]:
@@ -293,7 +297,11 @@ def _w_TopicPartitions_v1(o: TopicPartitions, out: bytearray) -> None:
 
 def _w_Assignment_v1(o: Assignment, out: bytearray) -> None:
     _v0 = o.topic_partitions
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_TopicPartitions_v1(_e0, out)
     if o._unknown_tagged is None:
@@ -324,7 +332,11 @@ def _w_DescribedGroup_v1(o: DescribedGroup, out: bytearray) -> None:
     out += _pack_ii(o.group_epoch, o.assignment_epoch)
     write_compact_string(out, o.assignor_name)
     _v7 = o.members
-    write_compact_array_len(out, len(_v7))
+    _c7 = len(_v7) + 1
+    if _c7 < 0x80:
+        out.append(_c7)
+    else:
+        write_uvarint(out, _c7)
     for _e7 in _v7:
         _w_Member_v1(_e7, out)
     out += _pack_i(o.authorized_operations)
@@ -337,7 +349,11 @@ def _w_DescribedGroup_v1(o: DescribedGroup, out: bytearray) -> None:
 def _w_ShareGroupDescribeResponse_v1(o: ShareGroupDescribeResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.groups
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_DescribedGroup_v1(_e1, out)
     if o._unknown_tagged is None:
@@ -350,7 +366,11 @@ def _r_TopicPartitions_v1(data: Buffer, pos: int) -> tuple[TopicPartitions, int]
     o = _new(TopicPartitions)
     o.topic_id, pos = read_uuid(data, pos)
     o.topic_name, pos = read_compact_string(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -361,16 +381,20 @@ def _r_TopicPartitions_v1(data: Buffer, pos: int) -> tuple[TopicPartitions, int]
 
 def _r_Assignment_v1(data: Buffer, pos: int) -> tuple[Assignment, int]:
     o = _new(Assignment)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array Assignment.topic_partitions is null")
+    if data[pos] == 1:
+        o.topic_partitions = []
+        pos += 1
     else:
-        _l0: list[TopicPartitions] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_TopicPartitions_v1(data, pos)
-            _a0(_e0)
-        o.topic_partitions = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array Assignment.topic_partitions is null")
+        else:
+            _l0: list[TopicPartitions] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_TopicPartitions_v1(data, pos)
+                _a0(_e0)
+            o.topic_partitions = _l0
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -382,12 +406,20 @@ def _r_Assignment_v1(data: Buffer, pos: int) -> tuple[Assignment, int]:
 def _r_Member_v1(data: Buffer, pos: int) -> tuple[Member, int]:
     o = _new(Member)
     o.member_id, pos = read_compact_string(data, pos)
-    o.rack_id, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.rack_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.rack_id = None
+        pos += 1
     o.member_epoch = _unpack_i(data, pos)[0]
     pos += 4
     o.client_id, pos = read_compact_string(data, pos)
     o.client_host, pos = read_compact_string(data, pos)
-    o.subscribed_topic_names, pos = read_prim_array(data, pos, 's', True, False)
+    if data[pos] == 1:
+        o.subscribed_topic_names = []
+        pos += 1
+    else:
+        o.subscribed_topic_names, pos = read_prim_array(data, pos, 's', True, False)
     o.assignment, pos = _r_Assignment_v1(data, pos)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -401,22 +433,30 @@ def _r_DescribedGroup_v1(data: Buffer, pos: int) -> tuple[DescribedGroup, int]:
     o = _new(DescribedGroup)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     o.group_id, pos = read_compact_string(data, pos)
     o.group_state, pos = read_compact_string(data, pos)
     o.group_epoch, o.assignment_epoch = _unpack_ii(data, pos)
     pos += 8
     o.assignor_name, pos = read_compact_string(data, pos)
-    _n7, pos = read_compact_array_len(data, pos)
-    if _n7 < 0:
-        raise ProtocolError("non-nullable array DescribedGroup.members is null")
+    if data[pos] == 1:
+        o.members = []
+        pos += 1
     else:
-        _l7: list[Member] = []
-        _a7 = _l7.append
-        for _ in range(_n7):
-            _e7, pos = _r_Member_v1(data, pos)
-            _a7(_e7)
-        o.members = _l7
+        _n7, pos = read_compact_array_len(data, pos)
+        if _n7 < 0:
+            raise ProtocolError("non-nullable array DescribedGroup.members is null")
+        else:
+            _l7: list[Member] = []
+            _a7 = _l7.append
+            for _ in range(_n7):
+                _e7, pos = _r_Member_v1(data, pos)
+                _a7(_e7)
+            o.members = _l7
     o.authorized_operations = _unpack_i(data, pos)[0]
     pos += 4
     if data[pos]:
@@ -431,16 +471,20 @@ def _r_ShareGroupDescribeResponse_v1(data: Buffer, pos: int) -> tuple[ShareGroup
     o = _new(ShareGroupDescribeResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array ShareGroupDescribeResponse.groups is null")
+    if data[pos] == 1:
+        o.groups = []
+        pos += 1
     else:
-        _l1: list[DescribedGroup] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_DescribedGroup_v1(data, pos)
-            _a1(_e1)
-        o.groups = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array ShareGroupDescribeResponse.groups is null")
+        else:
+            _l1: list[DescribedGroup] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_DescribedGroup_v1(data, pos)
+                _a1(_e1)
+            o.groups = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

@@ -18,11 +18,11 @@ from .._codec import (
     read_prim_array,
     read_unknown_tags,
     read_uuid,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_prim_array,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -207,8 +207,16 @@ def _r_ShareGroupHeartbeatRequest_v1(data: Buffer, pos: int) -> tuple[ShareGroup
     o.member_id, pos = read_compact_string(data, pos)
     o.member_epoch = _unpack_i(data, pos)[0]
     pos += 4
-    o.rack_id, pos = read_compact_nullable_string(data, pos)
-    o.subscribed_topic_names, pos = read_prim_array(data, pos, 's', True, True)
+    if data[pos]:
+        o.rack_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.rack_id = None
+        pos += 1
+    if data[pos] == 1:
+        o.subscribed_topic_names = []
+        pos += 1
+    else:
+        o.subscribed_topic_names, pos = read_prim_array(data, pos, 's', True, True)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -228,7 +236,11 @@ def _w_TopicPartitions_v1(o: TopicPartitions, out: bytearray) -> None:
 
 def _w_Assignment_v1(o: Assignment, out: bytearray) -> None:
     _v0 = o.topic_partitions
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_TopicPartitions_v1(_e0, out)
     if o._unknown_tagged is None:
@@ -257,7 +269,11 @@ def _w_ShareGroupHeartbeatResponse_v1(o: ShareGroupHeartbeatResponse, out: bytea
 def _r_TopicPartitions_v1(data: Buffer, pos: int) -> tuple[TopicPartitions, int]:
     o = _new(TopicPartitions)
     o.topic_id, pos = read_uuid(data, pos)
-    o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
+    else:
+        o.partitions, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -268,16 +284,20 @@ def _r_TopicPartitions_v1(data: Buffer, pos: int) -> tuple[TopicPartitions, int]
 
 def _r_Assignment_v1(data: Buffer, pos: int) -> tuple[Assignment, int]:
     o = _new(Assignment)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array Assignment.topic_partitions is null")
+    if data[pos] == 1:
+        o.topic_partitions = []
+        pos += 1
     else:
-        _l0: list[TopicPartitions] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_TopicPartitions_v1(data, pos)
-            _a0(_e0)
-        o.topic_partitions = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array Assignment.topic_partitions is null")
+        else:
+            _l0: list[TopicPartitions] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_TopicPartitions_v1(data, pos)
+                _a0(_e0)
+            o.topic_partitions = _l0
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -290,8 +310,16 @@ def _r_ShareGroupHeartbeatResponse_v1(data: Buffer, pos: int) -> tuple[ShareGrou
     o = _new(ShareGroupHeartbeatResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
-    o.member_id, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
+    if data[pos]:
+        o.member_id, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.member_id = None
+        pos += 1
     o.member_epoch, o.heartbeat_interval_ms = _unpack_ii(data, pos)
     pos += 8
     if data[pos] & 0x80:

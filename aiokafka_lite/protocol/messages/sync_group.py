@@ -21,13 +21,13 @@ from .._codec import (
     read_unknown_tags,
     write_array_len,
     write_bytes,
-    write_compact_array_len,
     write_compact_bytes,
     write_compact_nullable_string,
     write_compact_string,
     write_nullable_string,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -297,7 +297,11 @@ def _w_SyncGroupRequest_v4(o: SyncGroupRequest, out: bytearray) -> None:
     write_compact_string(out, o.member_id)
     write_compact_nullable_string(out, o.group_instance_id)
     _v6 = o.assignments
-    write_compact_array_len(out, len(_v6))
+    _c6 = len(_v6) + 1
+    if _c6 < 0x80:
+        out.append(_c6)
+    else:
+        write_uvarint(out, _c6)
     for _e6 in _v6:
         _w_SyncGroupRequestAssignment_v4(_e6, out)
     if o._unknown_tagged is None:
@@ -324,17 +328,25 @@ def _r_SyncGroupRequest_v4(data: Buffer, pos: int) -> tuple[SyncGroupRequest, in
     o.generation_id = _unpack_i(data, pos)[0]
     pos += 4
     o.member_id, pos = read_compact_string(data, pos)
-    o.group_instance_id, pos = read_compact_nullable_string(data, pos)
-    _n6, pos = read_compact_array_len(data, pos)
-    if _n6 < 0:
-        raise ProtocolError("non-nullable array SyncGroupRequest.assignments is null")
+    if data[pos]:
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
     else:
-        _l6: list[SyncGroupRequestAssignment] = []
-        _a6 = _l6.append
-        for _ in range(_n6):
-            _e6, pos = _r_SyncGroupRequestAssignment_v4(data, pos)
-            _a6(_e6)
-        o.assignments = _l6
+        o.group_instance_id = None
+        pos += 1
+    if data[pos] == 1:
+        o.assignments = []
+        pos += 1
+    else:
+        _n6, pos = read_compact_array_len(data, pos)
+        if _n6 < 0:
+            raise ProtocolError("non-nullable array SyncGroupRequest.assignments is null")
+        else:
+            _l6: list[SyncGroupRequestAssignment] = []
+            _a6 = _l6.append
+            for _ in range(_n6):
+                _e6, pos = _r_SyncGroupRequestAssignment_v4(data, pos)
+                _a6(_e6)
+            o.assignments = _l6
     o.protocol_type = None
     o.protocol_name = None
     if data[pos]:
@@ -353,7 +365,11 @@ def _w_SyncGroupRequest_v5(o: SyncGroupRequest, out: bytearray) -> None:
     write_compact_nullable_string(out, o.protocol_type)
     write_compact_nullable_string(out, o.protocol_name)
     _v6 = o.assignments
-    write_compact_array_len(out, len(_v6))
+    _c6 = len(_v6) + 1
+    if _c6 < 0x80:
+        out.append(_c6)
+    else:
+        write_uvarint(out, _c6)
     for _e6 in _v6:
         _w_SyncGroupRequestAssignment_v4(_e6, out)
     if o._unknown_tagged is None:
@@ -368,19 +384,35 @@ def _r_SyncGroupRequest_v5(data: Buffer, pos: int) -> tuple[SyncGroupRequest, in
     o.generation_id = _unpack_i(data, pos)[0]
     pos += 4
     o.member_id, pos = read_compact_string(data, pos)
-    o.group_instance_id, pos = read_compact_nullable_string(data, pos)
-    o.protocol_type, pos = read_compact_nullable_string(data, pos)
-    o.protocol_name, pos = read_compact_nullable_string(data, pos)
-    _n6, pos = read_compact_array_len(data, pos)
-    if _n6 < 0:
-        raise ProtocolError("non-nullable array SyncGroupRequest.assignments is null")
+    if data[pos]:
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
     else:
-        _l6: list[SyncGroupRequestAssignment] = []
-        _a6 = _l6.append
-        for _ in range(_n6):
-            _e6, pos = _r_SyncGroupRequestAssignment_v4(data, pos)
-            _a6(_e6)
-        o.assignments = _l6
+        o.group_instance_id = None
+        pos += 1
+    if data[pos]:
+        o.protocol_type, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.protocol_type = None
+        pos += 1
+    if data[pos]:
+        o.protocol_name, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.protocol_name = None
+        pos += 1
+    if data[pos] == 1:
+        o.assignments = []
+        pos += 1
+    else:
+        _n6, pos = read_compact_array_len(data, pos)
+        if _n6 < 0:
+            raise ProtocolError("non-nullable array SyncGroupRequest.assignments is null")
+        else:
+            _l6: list[SyncGroupRequestAssignment] = []
+            _a6 = _l6.append
+            for _ in range(_n6):
+                _e6, pos = _r_SyncGroupRequestAssignment_v4(data, pos)
+                _a6(_e6)
+            o.assignments = _l6
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -461,8 +493,16 @@ def _r_SyncGroupResponse_v5(data: Buffer, pos: int) -> tuple[SyncGroupResponse, 
     o = _new(SyncGroupResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.protocol_type, pos = read_compact_nullable_string(data, pos)
-    o.protocol_name, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.protocol_type, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.protocol_type = None
+        pos += 1
+    if data[pos]:
+        o.protocol_name, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.protocol_name = None
+        pos += 1
     o.assignment, pos = read_compact_bytes(data, pos)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)

@@ -18,12 +18,12 @@ from .._codec import (
     read_string,
     read_unknown_tags,
     write_array_len,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_nullable_string,
     write_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -456,7 +456,11 @@ def _w_TxnOffsetCommitRequestPartition_v3(o: TxnOffsetCommitRequestPartition, ou
 def _w_TxnOffsetCommitRequestTopic_v3(o: TxnOffsetCommitRequestTopic, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_TxnOffsetCommitRequestPartition_v3(_e1, out)
     if o._unknown_tagged is None:
@@ -472,7 +476,11 @@ def _w_TxnOffsetCommitRequest_v3(o: TxnOffsetCommitRequest, out: bytearray) -> N
     write_compact_string(out, o.member_id)
     write_compact_nullable_string(out, o.group_instance_id)
     _v7 = o.topics
-    write_compact_array_len(out, len(_v7))
+    _c7 = len(_v7) + 1
+    if _c7 < 0x80:
+        out.append(_c7)
+    else:
+        write_uvarint(out, _c7)
     for _e7 in _v7:
         _w_TxnOffsetCommitRequestTopic_v3(_e7, out)
     if o._unknown_tagged is None:
@@ -488,7 +496,11 @@ def _r_TxnOffsetCommitRequestPartition_v3(
     o = _new(TxnOffsetCommitRequestPartition)
     o.partition_index, o.committed_offset, o.committed_leader_epoch = _unpack_iqi(data, pos)
     pos += 16
-    o.committed_metadata, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.committed_metadata, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.committed_metadata = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -500,16 +512,20 @@ def _r_TxnOffsetCommitRequestPartition_v3(
 def _r_TxnOffsetCommitRequestTopic_v3(data: Buffer, pos: int) -> tuple[TxnOffsetCommitRequestTopic, int]:
     o = _new(TxnOffsetCommitRequestTopic)
     o.name, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array TxnOffsetCommitRequestTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[TxnOffsetCommitRequestPartition] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_TxnOffsetCommitRequestPartition_v3(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array TxnOffsetCommitRequestTopic.partitions is null")
+        else:
+            _l1: list[TxnOffsetCommitRequestPartition] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_TxnOffsetCommitRequestPartition_v3(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -525,17 +541,25 @@ def _r_TxnOffsetCommitRequest_v3(data: Buffer, pos: int) -> tuple[TxnOffsetCommi
     o.producer_id, o.producer_epoch, o.generation_id = _unpack_qhi(data, pos)
     pos += 14
     o.member_id, pos = read_compact_string(data, pos)
-    o.group_instance_id, pos = read_compact_nullable_string(data, pos)
-    _n7, pos = read_compact_array_len(data, pos)
-    if _n7 < 0:
-        raise ProtocolError("non-nullable array TxnOffsetCommitRequest.topics is null")
+    if data[pos]:
+        o.group_instance_id, pos = read_compact_nullable_string(data, pos)
     else:
-        _l7: list[TxnOffsetCommitRequestTopic] = []
-        _a7 = _l7.append
-        for _ in range(_n7):
-            _e7, pos = _r_TxnOffsetCommitRequestTopic_v3(data, pos)
-            _a7(_e7)
-        o.topics = _l7
+        o.group_instance_id = None
+        pos += 1
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
+    else:
+        _n7, pos = read_compact_array_len(data, pos)
+        if _n7 < 0:
+            raise ProtocolError("non-nullable array TxnOffsetCommitRequest.topics is null")
+        else:
+            _l7: list[TxnOffsetCommitRequestTopic] = []
+            _a7 = _l7.append
+            for _ in range(_n7):
+                _e7, pos = _r_TxnOffsetCommitRequestTopic_v3(data, pos)
+                _a7(_e7)
+            o.topics = _l7
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -621,7 +645,11 @@ def _w_TxnOffsetCommitResponsePartition_v3(o: TxnOffsetCommitResponsePartition, 
 def _w_TxnOffsetCommitResponseTopic_v3(o: TxnOffsetCommitResponseTopic, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_TxnOffsetCommitResponsePartition_v3(_e1, out)
     if o._unknown_tagged is None:
@@ -633,7 +661,11 @@ def _w_TxnOffsetCommitResponseTopic_v3(o: TxnOffsetCommitResponseTopic, out: byt
 def _w_TxnOffsetCommitResponse_v3(o: TxnOffsetCommitResponse, out: bytearray) -> None:
     out += _pack_i(o.throttle_time_ms)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_TxnOffsetCommitResponseTopic_v3(_e1, out)
     if o._unknown_tagged is None:
@@ -660,16 +692,20 @@ def _r_TxnOffsetCommitResponsePartition_v3(
 def _r_TxnOffsetCommitResponseTopic_v3(data: Buffer, pos: int) -> tuple[TxnOffsetCommitResponseTopic, int]:
     o = _new(TxnOffsetCommitResponseTopic)
     o.name, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array TxnOffsetCommitResponseTopic.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[TxnOffsetCommitResponsePartition] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_TxnOffsetCommitResponsePartition_v3(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array TxnOffsetCommitResponseTopic.partitions is null")
+        else:
+            _l1: list[TxnOffsetCommitResponsePartition] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_TxnOffsetCommitResponsePartition_v3(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -682,16 +718,20 @@ def _r_TxnOffsetCommitResponse_v3(data: Buffer, pos: int) -> tuple[TxnOffsetComm
     o = _new(TxnOffsetCommitResponse)
     o.throttle_time_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array TxnOffsetCommitResponse.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[TxnOffsetCommitResponseTopic] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_TxnOffsetCommitResponseTopic_v3(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array TxnOffsetCommitResponse.topics is null")
+        else:
+            _l1: list[TxnOffsetCommitResponseTopic] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_TxnOffsetCommitResponseTopic_v3(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:

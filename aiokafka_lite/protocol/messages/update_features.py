@@ -14,10 +14,10 @@ from .._codec import (
     read_compact_nullable_string,
     read_compact_string,
     read_unknown_tags,
-    write_compact_array_len,
     write_compact_nullable_string,
     write_compact_string,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -192,7 +192,11 @@ def _w_FeatureUpdateKey_v0(o: FeatureUpdateKey, out: bytearray) -> None:
 def _w_UpdateFeaturesRequest_v0(o: UpdateFeaturesRequest, out: bytearray) -> None:
     out += _pack_i(o.timeout_ms)
     _v1 = o.feature_updates
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_FeatureUpdateKey_v0(_e1, out)
     if o.validate_only:
@@ -223,16 +227,20 @@ def _r_UpdateFeaturesRequest_v0(data: Buffer, pos: int) -> tuple[UpdateFeaturesR
     o = _new(UpdateFeaturesRequest)
     o.timeout_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array UpdateFeaturesRequest.feature_updates is null")
+    if data[pos] == 1:
+        o.feature_updates = []
+        pos += 1
     else:
-        _l1: list[FeatureUpdateKey] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_FeatureUpdateKey_v0(data, pos)
-            _a1(_e1)
-        o.feature_updates = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array UpdateFeaturesRequest.feature_updates is null")
+        else:
+            _l1: list[FeatureUpdateKey] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_FeatureUpdateKey_v0(data, pos)
+                _a1(_e1)
+            o.feature_updates = _l1
     o.validate_only = False
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
@@ -259,7 +267,11 @@ def _w_FeatureUpdateKey_v1(o: FeatureUpdateKey, out: bytearray) -> None:
 def _w_UpdateFeaturesRequest_v1(o: UpdateFeaturesRequest, out: bytearray) -> None:
     out += _pack_i(o.timeout_ms)
     _v1 = o.feature_updates
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_FeatureUpdateKey_v1(_e1, out)
     out += _pack_o(o.validate_only)
@@ -287,16 +299,20 @@ def _r_UpdateFeaturesRequest_v1(data: Buffer, pos: int) -> tuple[UpdateFeaturesR
     o = _new(UpdateFeaturesRequest)
     o.timeout_ms = _unpack_i(data, pos)[0]
     pos += 4
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array UpdateFeaturesRequest.feature_updates is null")
+    if data[pos] == 1:
+        o.feature_updates = []
+        pos += 1
     else:
-        _l1: list[FeatureUpdateKey] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_FeatureUpdateKey_v1(data, pos)
-            _a1(_e1)
-        o.feature_updates = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array UpdateFeaturesRequest.feature_updates is null")
+        else:
+            _l1: list[FeatureUpdateKey] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_FeatureUpdateKey_v1(data, pos)
+                _a1(_e1)
+            o.feature_updates = _l1
     o.validate_only = _unpack_o(data, pos)[0]
     pos += 1
     if data[pos]:
@@ -324,7 +340,11 @@ def _w_FeatureUpdateKey_v2(o: FeatureUpdateKey, out: bytearray) -> None:
 def _w_UpdateFeaturesRequest_v2(o: UpdateFeaturesRequest, out: bytearray) -> None:
     out += _pack_i(o.timeout_ms)
     _v1 = o.feature_updates
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_FeatureUpdateKey_v2(_e1, out)
     out += _pack_o(o.validate_only)
@@ -348,7 +368,11 @@ def _w_UpdateFeaturesResponse_v0(o: UpdateFeaturesResponse, out: bytearray) -> N
     out += _pack_ih(o.throttle_time_ms, o.error_code)
     write_compact_nullable_string(out, o.error_message)
     _v3 = o.results
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_UpdatableFeatureResult_v0(_e3, out)
     if o._unknown_tagged is None:
@@ -362,7 +386,11 @@ def _r_UpdatableFeatureResult_v0(data: Buffer, pos: int) -> tuple[UpdatableFeatu
     o.feature, pos = read_compact_string(data, pos)
     o.error_code = _unpack_h(data, pos)[0]
     pos += 2
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -375,17 +403,25 @@ def _r_UpdateFeaturesResponse_v0(data: Buffer, pos: int) -> tuple[UpdateFeatures
     o = _new(UpdateFeaturesResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array UpdateFeaturesResponse.results is null")
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
     else:
-        _l3: list[UpdatableFeatureResult] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_UpdatableFeatureResult_v0(data, pos)
-            _a3(_e3)
-        o.results = _l3
+        o.error_message = None
+        pos += 1
+    if data[pos] == 1:
+        o.results = []
+        pos += 1
+    else:
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array UpdateFeaturesResponse.results is null")
+        else:
+            _l3: list[UpdatableFeatureResult] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_UpdatableFeatureResult_v0(data, pos)
+                _a3(_e3)
+            o.results = _l3
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -407,7 +443,11 @@ def _r_UpdateFeaturesResponse_v2(data: Buffer, pos: int) -> tuple[UpdateFeatures
     o = _new(UpdateFeaturesResponse)
     o.throttle_time_ms, o.error_code = _unpack_ih(data, pos)
     pos += 6
-    o.error_message, pos = read_compact_nullable_string(data, pos)
+    if data[pos]:
+        o.error_message, pos = read_compact_nullable_string(data, pos)
+    else:
+        o.error_message = None
+        pos += 1
     o.results = []
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)

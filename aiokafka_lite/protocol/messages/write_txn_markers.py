@@ -14,10 +14,10 @@ from .._codec import (
     read_compact_string,
     read_prim_array,
     read_unknown_tags,
-    write_compact_array_len,
     write_compact_string,
     write_prim_array,
     write_unknown_tags,
+    write_uvarint,
 )
 from .._message import DEFAULT, Data, Message
 
@@ -242,7 +242,11 @@ def _w_WritableTxnMarkerTopic_v1(o: WritableTxnMarkerTopic, out: bytearray) -> N
 def _w_WritableTxnMarker_v1(o: WritableTxnMarker, out: bytearray) -> None:
     out += _pack_qho(o.producer_id, o.producer_epoch, o.transaction_result)
     _v3 = o.topics
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_WritableTxnMarkerTopic_v1(_e3, out)
     out += _pack_i(o.coordinator_epoch)
@@ -254,7 +258,11 @@ def _w_WritableTxnMarker_v1(o: WritableTxnMarker, out: bytearray) -> None:
 
 def _w_WriteTxnMarkersRequest_v1(o: WriteTxnMarkersRequest, out: bytearray) -> None:
     _v0 = o.markers
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_WritableTxnMarker_v1(_e0, out)
     if o._unknown_tagged is None:
@@ -266,7 +274,11 @@ def _w_WriteTxnMarkersRequest_v1(o: WriteTxnMarkersRequest, out: bytearray) -> N
 def _r_WritableTxnMarkerTopic_v1(data: Buffer, pos: int) -> tuple[WritableTxnMarkerTopic, int]:
     o = _new(WritableTxnMarkerTopic)
     o.name, pos = read_compact_string(data, pos)
-    o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
+    if data[pos] == 1:
+        o.partition_indexes = []
+        pos += 1
+    else:
+        o.partition_indexes, pos = read_prim_array(data, pos, 'i', True, False)
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -279,16 +291,20 @@ def _r_WritableTxnMarker_v1(data: Buffer, pos: int) -> tuple[WritableTxnMarker, 
     o = _new(WritableTxnMarker)
     o.producer_id, o.producer_epoch, o.transaction_result = _unpack_qho(data, pos)
     pos += 11
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array WritableTxnMarker.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l3: list[WritableTxnMarkerTopic] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_WritableTxnMarkerTopic_v1(data, pos)
-            _a3(_e3)
-        o.topics = _l3
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array WritableTxnMarker.topics is null")
+        else:
+            _l3: list[WritableTxnMarkerTopic] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_WritableTxnMarkerTopic_v1(data, pos)
+                _a3(_e3)
+            o.topics = _l3
     o.coordinator_epoch = _unpack_i(data, pos)[0]
     pos += 4
     o.transaction_version = 0
@@ -302,16 +318,20 @@ def _r_WritableTxnMarker_v1(data: Buffer, pos: int) -> tuple[WritableTxnMarker, 
 
 def _r_WriteTxnMarkersRequest_v1(data: Buffer, pos: int) -> tuple[WriteTxnMarkersRequest, int]:
     o = _new(WriteTxnMarkersRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array WriteTxnMarkersRequest.markers is null")
+    if data[pos] == 1:
+        o.markers = []
+        pos += 1
     else:
-        _l0: list[WritableTxnMarker] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_WritableTxnMarker_v1(data, pos)
-            _a0(_e0)
-        o.markers = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array WriteTxnMarkersRequest.markers is null")
+        else:
+            _l0: list[WritableTxnMarker] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_WritableTxnMarker_v1(data, pos)
+                _a0(_e0)
+            o.markers = _l0
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -323,7 +343,11 @@ def _r_WriteTxnMarkersRequest_v1(data: Buffer, pos: int) -> tuple[WriteTxnMarker
 def _w_WritableTxnMarker_v2(o: WritableTxnMarker, out: bytearray) -> None:
     out += _pack_qho(o.producer_id, o.producer_epoch, o.transaction_result)
     _v3 = o.topics
-    write_compact_array_len(out, len(_v3))
+    _c3 = len(_v3) + 1
+    if _c3 < 0x80:
+        out.append(_c3)
+    else:
+        write_uvarint(out, _c3)
     for _e3 in _v3:
         _w_WritableTxnMarkerTopic_v1(_e3, out)
     out += _pack_ib(o.coordinator_epoch, o.transaction_version)
@@ -335,7 +359,11 @@ def _w_WritableTxnMarker_v2(o: WritableTxnMarker, out: bytearray) -> None:
 
 def _w_WriteTxnMarkersRequest_v2(o: WriteTxnMarkersRequest, out: bytearray) -> None:
     _v0 = o.markers
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_WritableTxnMarker_v2(_e0, out)
     if o._unknown_tagged is None:
@@ -348,16 +376,20 @@ def _r_WritableTxnMarker_v2(data: Buffer, pos: int) -> tuple[WritableTxnMarker, 
     o = _new(WritableTxnMarker)
     o.producer_id, o.producer_epoch, o.transaction_result = _unpack_qho(data, pos)
     pos += 11
-    _n3, pos = read_compact_array_len(data, pos)
-    if _n3 < 0:
-        raise ProtocolError("non-nullable array WritableTxnMarker.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l3: list[WritableTxnMarkerTopic] = []
-        _a3 = _l3.append
-        for _ in range(_n3):
-            _e3, pos = _r_WritableTxnMarkerTopic_v1(data, pos)
-            _a3(_e3)
-        o.topics = _l3
+        _n3, pos = read_compact_array_len(data, pos)
+        if _n3 < 0:
+            raise ProtocolError("non-nullable array WritableTxnMarker.topics is null")
+        else:
+            _l3: list[WritableTxnMarkerTopic] = []
+            _a3 = _l3.append
+            for _ in range(_n3):
+                _e3, pos = _r_WritableTxnMarkerTopic_v1(data, pos)
+                _a3(_e3)
+            o.topics = _l3
     o.coordinator_epoch, o.transaction_version = _unpack_ib(data, pos)
     pos += 5
     if data[pos]:
@@ -370,16 +402,20 @@ def _r_WritableTxnMarker_v2(data: Buffer, pos: int) -> tuple[WritableTxnMarker, 
 
 def _r_WriteTxnMarkersRequest_v2(data: Buffer, pos: int) -> tuple[WriteTxnMarkersRequest, int]:
     o = _new(WriteTxnMarkersRequest)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array WriteTxnMarkersRequest.markers is null")
+    if data[pos] == 1:
+        o.markers = []
+        pos += 1
     else:
-        _l0: list[WritableTxnMarker] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_WritableTxnMarker_v2(data, pos)
-            _a0(_e0)
-        o.markers = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array WriteTxnMarkersRequest.markers is null")
+        else:
+            _l0: list[WritableTxnMarker] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_WritableTxnMarker_v2(data, pos)
+                _a0(_e0)
+            o.markers = _l0
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -399,7 +435,11 @@ def _w_WritableTxnMarkerPartitionResult_v1(o: WritableTxnMarkerPartitionResult, 
 def _w_WritableTxnMarkerTopicResult_v1(o: WritableTxnMarkerTopicResult, out: bytearray) -> None:
     write_compact_string(out, o.name)
     _v1 = o.partitions
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_WritableTxnMarkerPartitionResult_v1(_e1, out)
     if o._unknown_tagged is None:
@@ -411,7 +451,11 @@ def _w_WritableTxnMarkerTopicResult_v1(o: WritableTxnMarkerTopicResult, out: byt
 def _w_WritableTxnMarkerResult_v1(o: WritableTxnMarkerResult, out: bytearray) -> None:
     out += _pack_q(o.producer_id)
     _v1 = o.topics
-    write_compact_array_len(out, len(_v1))
+    _c1 = len(_v1) + 1
+    if _c1 < 0x80:
+        out.append(_c1)
+    else:
+        write_uvarint(out, _c1)
     for _e1 in _v1:
         _w_WritableTxnMarkerTopicResult_v1(_e1, out)
     if o._unknown_tagged is None:
@@ -422,7 +466,11 @@ def _w_WritableTxnMarkerResult_v1(o: WritableTxnMarkerResult, out: bytearray) ->
 
 def _w_WriteTxnMarkersResponse_v1(o: WriteTxnMarkersResponse, out: bytearray) -> None:
     _v0 = o.markers
-    write_compact_array_len(out, len(_v0))
+    _c0 = len(_v0) + 1
+    if _c0 < 0x80:
+        out.append(_c0)
+    else:
+        write_uvarint(out, _c0)
     for _e0 in _v0:
         _w_WritableTxnMarkerResult_v1(_e0, out)
     if o._unknown_tagged is None:
@@ -449,16 +497,20 @@ def _r_WritableTxnMarkerPartitionResult_v1(
 def _r_WritableTxnMarkerTopicResult_v1(data: Buffer, pos: int) -> tuple[WritableTxnMarkerTopicResult, int]:
     o = _new(WritableTxnMarkerTopicResult)
     o.name, pos = read_compact_string(data, pos)
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array WritableTxnMarkerTopicResult.partitions is null")
+    if data[pos] == 1:
+        o.partitions = []
+        pos += 1
     else:
-        _l1: list[WritableTxnMarkerPartitionResult] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_WritableTxnMarkerPartitionResult_v1(data, pos)
-            _a1(_e1)
-        o.partitions = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array WritableTxnMarkerTopicResult.partitions is null")
+        else:
+            _l1: list[WritableTxnMarkerPartitionResult] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_WritableTxnMarkerPartitionResult_v1(data, pos)
+                _a1(_e1)
+            o.partitions = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -471,16 +523,20 @@ def _r_WritableTxnMarkerResult_v1(data: Buffer, pos: int) -> tuple[WritableTxnMa
     o = _new(WritableTxnMarkerResult)
     o.producer_id = _unpack_q(data, pos)[0]
     pos += 8
-    _n1, pos = read_compact_array_len(data, pos)
-    if _n1 < 0:
-        raise ProtocolError("non-nullable array WritableTxnMarkerResult.topics is null")
+    if data[pos] == 1:
+        o.topics = []
+        pos += 1
     else:
-        _l1: list[WritableTxnMarkerTopicResult] = []
-        _a1 = _l1.append
-        for _ in range(_n1):
-            _e1, pos = _r_WritableTxnMarkerTopicResult_v1(data, pos)
-            _a1(_e1)
-        o.topics = _l1
+        _n1, pos = read_compact_array_len(data, pos)
+        if _n1 < 0:
+            raise ProtocolError("non-nullable array WritableTxnMarkerResult.topics is null")
+        else:
+            _l1: list[WritableTxnMarkerTopicResult] = []
+            _a1 = _l1.append
+            for _ in range(_n1):
+                _e1, pos = _r_WritableTxnMarkerTopicResult_v1(data, pos)
+                _a1(_e1)
+            o.topics = _l1
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
@@ -491,16 +547,20 @@ def _r_WritableTxnMarkerResult_v1(data: Buffer, pos: int) -> tuple[WritableTxnMa
 
 def _r_WriteTxnMarkersResponse_v1(data: Buffer, pos: int) -> tuple[WriteTxnMarkersResponse, int]:
     o = _new(WriteTxnMarkersResponse)
-    _n0, pos = read_compact_array_len(data, pos)
-    if _n0 < 0:
-        raise ProtocolError("non-nullable array WriteTxnMarkersResponse.markers is null")
+    if data[pos] == 1:
+        o.markers = []
+        pos += 1
     else:
-        _l0: list[WritableTxnMarkerResult] = []
-        _a0 = _l0.append
-        for _ in range(_n0):
-            _e0, pos = _r_WritableTxnMarkerResult_v1(data, pos)
-            _a0(_e0)
-        o.markers = _l0
+        _n0, pos = read_compact_array_len(data, pos)
+        if _n0 < 0:
+            raise ProtocolError("non-nullable array WriteTxnMarkersResponse.markers is null")
+        else:
+            _l0: list[WritableTxnMarkerResult] = []
+            _a0 = _l0.append
+            for _ in range(_n0):
+                _e0, pos = _r_WritableTxnMarkerResult_v1(data, pos)
+                _a0(_e0)
+            o.markers = _l0
     if data[pos]:
         o._unknown_tagged, pos = read_unknown_tags(data, pos)
     else:
