@@ -5,7 +5,6 @@ real connection (to the scripted fake broker) moves along it and is refused the 
 
 from __future__ import annotations
 
-import ast
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any
 
 import pytest
 from _net_fakes import FakeBroker, FakeConn
-from _state_tables import check_all
+from _state_tables import attribute_assignments, check_all
 
 from aiokafka_lite._state import IllegalTransitionError
 from aiokafka_lite.config import Config
@@ -74,21 +73,11 @@ _STATE_ATTRS = {"state", "_closed"}
 
 
 def test_no_state_changes_beside_the_door() -> None:
-    tree = ast.parse((NET / "connection.py").read_text())
-    bad = []
-    for fn in ast.walk(tree):
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                or fn.name in ("__init__", "_state_changed"):
-            continue
-        for node in ast.walk(fn):
-            targets = node.targets if isinstance(node, ast.Assign) else \
-                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
-            bad += [f"connection.py:{node.lineno} {fn.name}() assigns .{t.attr}" for t in targets
-                    if isinstance(t, ast.Attribute) and t.attr in _STATE_ATTRS]
+    bad = [f"connection.py:{line} {fn}() assigns .{attr}"
+           for fn, line, attr in attribute_assignments(NET / "connection.py")
+           if attr in _STATE_ATTRS and fn not in ("__init__", "_state_changed")]
     for path in sorted(NET.glob("*.py")):  # nobody else assigns a connection's state
         if path.name != "connection.py":
-            for node in ast.walk(ast.parse(path.read_text())):
-                if isinstance(node, ast.Assign):
-                    bad += [f"{path.name}:{node.lineno} assigns .state" for t in node.targets
-                            if isinstance(t, ast.Attribute) and t.attr == "state"]
+            bad += [f"{path.name}:{line} {fn}() assigns .state"
+                    for fn, line, attr in attribute_assignments(path) if attr == "state"]
     assert not bad, "a connection's state changed beside its door:\n" + "\n".join(bad)

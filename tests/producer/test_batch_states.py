@@ -5,13 +5,12 @@ follow the state; no producer module (the compiled send path included) changes t
 
 from __future__ import annotations
 
-import ast
 import asyncio
 from collections import deque
 from pathlib import Path
 
 import pytest
-from _state_tables import check_drawn, check_is, check_reachable
+from _state_tables import attribute_assignments, check_drawn, check_is, check_reachable
 
 from aiokafka_lite._state import IllegalTransitionError
 from aiokafka_lite.producer.batch import BATCH, BatchState, ProducerBatch
@@ -105,19 +104,10 @@ _FLAGS = {"is_open", "in_flight", "state"}
 def test_no_batch_state_changes_beside_the_door() -> None:
     """Only ProducerBatch.transition_to (and constructors) assign a state or the batch's flags, in any
     producer module (the private twins included) and the compiled send path."""
-    bad = []
-    for path in sorted(PRODUCER.glob("*.py")):
-        tree = ast.parse(path.read_text())
-        for fn in ast.walk(tree):
-            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            if fn.name == "__init__" or (path.name, fn.name) == ("batch.py", "transition_to"):
-                continue
-            for node in ast.walk(fn):
-                targets = node.targets if isinstance(node, ast.Assign) else \
-                    [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
-                bad += [f"{path.name}:{node.lineno} {fn.name}() assigns .{t.attr}" for t in targets
-                        if isinstance(t, ast.Attribute) and t.attr in _FLAGS]
+    bad = [f"{path.name}:{line} {fn}() assigns .{attr}"
+           for path in sorted(PRODUCER.glob("*.py"))
+           for fn, line, attr in attribute_assignments(path)
+           if attr in _FLAGS and fn != "__init__" and (path.name, fn) != ("batch.py", "transition_to")]
     for path in sorted(PRODUCER.glob("*.pyx")):
         for i, line in enumerate(path.read_text().splitlines(), 1):
             if any(f".{f} =" in line for f in ("is_open", "in_flight")):
