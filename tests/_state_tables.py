@@ -4,9 +4,10 @@ the group members', tests/consumer/test_member_states.py): the table is the expe
 
 from __future__ import annotations
 
+import ast
 import enum
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +69,17 @@ def check_drawn(table: Table, doc: Path, name: str) -> None:
     for s in order:
         row = f"| {s.name} | {', '.join(t.name for t in order if t in table[s]) or '-'} |"
         assert row in text, f"{doc.name} lacks the {name} table row {row!r}"
+
+
+def attribute_assignments(path: Path) -> Iterator[tuple[str, int, str]]:
+    """``(function, line, attribute)`` for every ``x.attribute = / += / : T =`` inside a function of
+    ``path``: what the one-door checks look for."""
+    for fn in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(fn):
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            for t in targets:
+                if isinstance(t, ast.Attribute):
+                    yield fn.name, node.lineno, t.attr

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import enum
 import logging
 import ssl
 import struct
 from collections.abc import Callable
 from typing import Any
 
+from .._state import StateMachine, table
 from ..errors import (
     AuthenticationFailedError,
     ClientClosedError,
@@ -41,7 +43,7 @@ from .settings import ConnectionSettings, choose_version
 from .sockets import open_socket
 from .tls import TLS_DROPPED_HINT, tls_failure_hint
 
-__all__ = ["BrokerConnection"]
+__all__ = ["CONNECTION", "BrokerConnection", "ConnState"]
 
 log = logging.getLogger("aiokafka_lite.net")
 
@@ -53,6 +55,24 @@ _MAX_ONEWAY_REMEMBERED = 4096
 # In-flight entry: (correlation_id, future, api_key, api_version, deadline, sent_at). A negative
 # api_key, -(api_key + 1), asks for the raw response frame instead of a decoded object.
 _InFlight = tuple[int, "asyncio.Future[Any]", int, int, float, float]
+
+
+class ConnState(enum.Enum):
+    """A connection's life: it is used once, never reopened (the pool opens a new one)."""
+
+    NEW = "new"
+    CONNECTING = "connecting"  # TCP, TLS, ApiVersions, SASL
+    READY = "ready"            # requests may be sent
+    CLOSED = "closed"          # for good: every request on it failed or was answered
+
+
+#: The allowed moves; :meth:`BrokerConnection._state_changed` is the only code the door calls.
+CONNECTION: dict[ConnState, frozenset[ConnState]] = table({
+    ConnState.NEW: (ConnState.CONNECTING, ConnState.CLOSED),
+    ConnState.CONNECTING: (ConnState.READY, ConnState.CLOSED),
+    ConnState.READY: (ConnState.CLOSED,),
+    ConnState.CLOSED: (),
+})
 
 
 class BrokerConnection(asyncio.BufferedProtocol):
@@ -81,8 +101,11 @@ class BrokerConnection(asyncio.BufferedProtocol):
         self._on_close = on_close
         self._loop = asyncio.get_running_loop()
         self._transport: asyncio.Transport | None = None
-        #: "new" -> "connecting" -> "ready" -> "closed"
-        self.state = "new"
+        #: The state (read it; only the door ``self._sm.transition_to`` changes it, through
+        #: :meth:`_state_changed`, which also keeps ``_closed``, the one check on the send path).
+        self.state = ConnState.NEW
+        self._closed = False
+        self._sm = StateMachine("connection", CONNECTION, ConnState.NEW, self._state_changed)
         self.close_reason: BaseException | None = None
         #: True once the handshake completed (stays True after close: "this connection worked").
         self.established = False
@@ -93,7 +116,6 @@ class BrokerConnection(asyncio.BufferedProtocol):
         #: The ApiVersions version this connection starts with (lowered to 0 when a broker refuses it).
         self.api_versions_max = api_versions_max
         self._version_cache: dict[int, int] = {}
-        self._closed = False
         self._client_id = settings.client_id
         self._max_frame = settings.max_frame
         self._max_in_flight = settings.max_in_flight
@@ -131,11 +153,17 @@ class BrokerConnection(asyncio.BufferedProtocol):
         return f"{who} at {self.host}:{self.port}"
 
     def __repr__(self) -> str:
-        return f"<BrokerConnection {self} {self.state} in_flight={len(self._inflight)}>"
+        return f"<BrokerConnection {self} {self.state.value} in_flight={len(self._inflight)}>"
+
+    def _state_changed(self, old: ConnState, new: ConnState) -> None:
+        """The door's only effect: the state, and ``_closed`` mirrored from it (an attribute read per
+        request rather than a comparison with an enum member)."""
+        self.state = new
+        self._closed = new is ConnState.CLOSED
 
     @property
     def ready(self) -> bool:
-        return self.state == "ready"
+        return self.state is ConnState.READY
 
     @property
     def closed(self) -> bool:
@@ -191,9 +219,9 @@ class BrokerConnection(asyncio.BufferedProtocol):
         :class:`AuthenticationFailedError` (TLS or SASL refused) or :class:`UnsupportedVersionError`.
         The connection is closed when this raises.
         """
-        if self.state != "new":
-            raise KafkaConnectionError(f"connection to {self} was already used ({self.state})")
-        self.state = "connecting"
+        if self.state is not ConnState.NEW:
+            raise KafkaConnectionError(f"connection to {self} was already used ({self.state.value})")
+        self._sm.transition_to(ConnState.CONNECTING)
         timeout = self.settings.connect_timeout
         try:
             if self.settings.uses_sasl and self.settings.sasl_oauth is not None:
@@ -211,7 +239,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
             raise
         if self._closed:  # closed while the handshake's last answer was being handled
             raise self._closed_error()
-        self.state = "ready"
+        self._sm.transition_to(ConnState.READY)
         self.established = True
         if self._debug:
             debuglog.connected(self._debug, self)
@@ -270,7 +298,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
             return
         # A TLS server that drops us before its first answer has most likely refused our certificate.
         tls = self._transport is not None and self._transport.get_extra_info("ssl_object") is not None
-        hint = TLS_DROPPED_HINT if tls and self.state == "connecting" and not pending else ""
+        hint = TLS_DROPPED_HINT if tls and self.state is ConnState.CONNECTING and not pending else ""
         if exc is None:
             self.close(KafkaConnectionError(f"connection to {self} was closed by the broker{partial}{hint}"))
         else:
@@ -521,7 +549,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
         corr, fut, api_key, version, deadline, sent_at = entry
         # Name the timeout that applied: the handshake's requests (ApiVersions, SASL) run under the
         # connection setup timeout, and a caller may give a request its own (a Fetch's wait, say).
-        if self.state == "connecting":
+        if self.state is ConnState.CONNECTING:
             setting = "socket_connection_setup_timeout_ms"
         elif abs(deadline - sent_at - self._request_timeout) < 1e-6:
             setting = "request_timeout_ms"
@@ -558,8 +586,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
         ``reason`` (None: a deliberate close, e.g. idle or client shutdown). Idempotent."""
         if self._closed:
             return
-        self._closed = True
-        self.state = "closed"
+        self._sm.transition_to(ConnState.CLOSED)
         self.close_reason = reason
         self.reauth.cancel()
         self._stop_timers()

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from ..errors import ClientClosedError, KafkaConnectionError, KafkaError
 from ..structs import BrokerInfo
-from .connection import BrokerConnection
+from .connection import BrokerConnection, ConnState
 from .lanes import Lane
 from .retry import ExponentialBackoff
 from .settings import ConnectionSettings
@@ -24,6 +24,7 @@ from .settings import ConnectionSettings
 __all__ = ["ConnectionPool", "ExponentialBackoff", "PoolKey", "key_node"]
 
 log = logging.getLogger("aiokafka_lite.net")
+_READY = ConnState.READY  # read per lookup: a module global, not an enum attribute
 
 #: A node id (its plain connection), a node's :class:`Lane`, or ``(host, port)`` for a bootstrap server.
 PoolKey = int | Lane | tuple[str, int]
@@ -89,7 +90,7 @@ class ConnectionPool:
     def get(self, key: PoolKey) -> BrokerConnection | None:
         """The ready connection for ``key``, or None (never connects)."""
         conn = self._conns.get(key)
-        if conn is not None and conn.state == "ready":
+        if conn is not None and conn.state is _READY:
             return conn
         return None
 
@@ -108,7 +109,7 @@ class ConnectionPool:
         return conn.in_flight if conn is not None else 0
 
     def ready_keys(self) -> list[PoolKey]:
-        return [k for k, c in self._conns.items() if c.state == "ready"]
+        return [k for k, c in self._conns.items() if c.state is _READY]
 
     def last_error(self, key: PoolKey) -> BaseException | None:
         state = self._states.get(key)
@@ -133,7 +134,7 @@ class ConnectionPool:
         AuthenticationFailedError or UnsupportedVersionError when the attempt fails.
         """
         conn = self._conns.get(key)
-        if conn is not None and conn.state == "ready":
+        if conn is not None and conn.state is _READY:
             return conn
         if self._closed:
             raise self._closed_error("the client is closed")

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable
 from ..errors import KafkaTimeoutError
 from ..structs import TopicPartition
 from .append import AppendCore
-from .batch import ProducerBatch
+from .batch import BatchState, ProducerBatch
 from .split import settle_parents
 
 __all__ = ["RecordAccumulator"]
@@ -122,7 +122,8 @@ class RecordAccumulator(AppendCore):
                 if taken and size + bsize > max_size:
                     break
                 dq.popleft()
-                batch.is_open = False
+                if batch.is_open:
+                    batch.transition_to(BatchState.SEALED)
                 self.left_full.discard(batch)
                 self.sending[tp] = batch
                 size += bsize
@@ -143,7 +144,7 @@ class RecordAccumulator(AppendCore):
     def reenqueue(self, batch: ProducerBatch, retry_at: float) -> None:
         """Put a batch that will be retried at ``retry_at`` back at the head of its queue, ordered by
         sequence."""
-        batch.in_flight = False
+        batch.transition_to(BatchState.BUILT)
         batch.retry_at = retry_at
         self._insert_head(batch)
 

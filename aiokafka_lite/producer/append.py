@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from ..errors import IllegalArgumentError, ProducerClosedError
 from ..records import BATCH_OVERHEAD, RECORD_OVERHEAD_MAX, BatchBuilder, StorePool
 from ..structs import TopicPartition
-from .batch import ProducerBatch
+from .batch import BatchState, ProducerBatch
 from .doorbell import Doorbell
 from .handles import BatchResult
 from .memory import MemoryPool
@@ -193,7 +193,7 @@ class AppendCore:
     def _full(self, batch: ProducerBatch) -> None:
         """``batch`` takes no more records: it goes at once."""
         if batch.is_open:
-            batch.is_open = False
+            batch.transition_to(BatchState.SEALED)
             self.bell.ring()
 
     def _first_put(self, batch: ProducerBatch, timestamp_ms: int, key: bytes | None, value: bytes | None,
@@ -363,7 +363,8 @@ class AppendCore:
         if dq is None:
             dq = self.batches[tp] = deque()
         elif dq:
-            dq[-1].is_open = False
+            if dq[-1].is_open:
+                dq[-1].transition_to(BatchState.SEALED)
             closed_one = True
         # It takes what it reserved, more as it fills (_extend), its buffer growing with it. Its store
         # starts at the size the partition's last batch reached, if buffer_memory has that much to spare
@@ -492,7 +493,8 @@ class AppendCore:
         return data
 
     def complete(self, batch: ProducerBatch) -> None:
-        """The batch is finished (acknowledged or failed): give its memory back."""
+        """The batch is finished (acknowledged, failed or never used): give its memory back."""
+        batch.transition_to(BatchState.DONE)
         if self.sending.get(batch.tp) is batch:
             del self.sending[batch.tp]
         self.left_full.discard(batch)

@@ -37,7 +37,7 @@ from ..net.pool import ExponentialBackoff
 from ..protocol.messages.produce import ProduceRequest
 from ..structs import TopicPartition
 from .accumulator import RecordAccumulator
-from .batch import ProducerBatch
+from .batch import BatchState, ProducerBatch
 from .idempotence import Decision, IdempotenceState
 from .metrics import ProducerMetrics
 from .produce_wire import Ack, batch_outcomes, build_request, expiry_error
@@ -382,7 +382,7 @@ class Sender:
                 idem.assign(batch)
             self.acc.close_batch(batch)
             sendable.append(batch)
-            batch.in_flight = True
+            batch.transition_to(BatchState.IN_FLIGHT)
             batch.node = node
             batch.attempts += 1
             if self.guarantee_order:
@@ -447,7 +447,7 @@ class Sender:
 
     def _finished(self, batch: ProducerBatch, success: bool) -> None:
         """Bookkeeping every finished batch needs, acknowledged or failed."""
-        batch.in_flight = False
+        batch.transition_to(BatchState.DONE)
         if self.guarantee_order:
             self.acc.muted.discard(batch.tp)
         if self.idem is not None:
@@ -496,6 +496,8 @@ class Sender:
         The error's class says what it means (errors.py: ``retriable``, ``invalid_metadata``,
         ``unknown_outcome``); producer-state refusals follow the idempotence rules (idempotence.py, I5).
         """
+        if batch.state is BatchState.DONE:  # failed meanwhile (the producer failed): nothing to retry
+            return
         now = self.loop.time()
         acc = self.acc
         if not isinstance(error, KafkaError):
@@ -541,7 +543,7 @@ class Sender:
 
     def _split(self, batch: ProducerBatch) -> None:
         """Too large for the broker: queue its two halves in its place (see split.py)."""
-        batch.in_flight = False
+        batch.transition_to(BatchState.DONE)
         halves = split_batch(batch, self.acc)
         if self.idem is not None:
             self.idem.replace_split(batch, halves)
@@ -571,7 +573,7 @@ class Sender:
             f"the producer failed: {error!r}"))
         for batch in list(acc.incomplete):
             if not batch.result.done:
-                batch.in_flight = False
+                batch.transition_to(BatchState.DONE)
                 if self.txn is not None:
                     self.txn.on_batch_failed(error)
                 acc.fail_batch(batch, error)

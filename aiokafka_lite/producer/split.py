@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import MessageTooLargeError, RecordListTooLargeError
 from ..records import BatchBuilder, read_batches
-from .batch import ProducerBatch
+from .batch import BatchState, ProducerBatch
 from .handles import BatchResult, make_future
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def split_batch(batch: ProducerBatch, acc: RecordAccumulator) -> list[ProducerBa
             if builder.append(r.timestamp, r.key, r.value, r.headers or None) is None:
                 raise AssertionError("a split half does not fit the original batch's size")
         child = ProducerBatch(tp, builder, BatchResult(tp.topic, tp.partition, acc.loop), batch.created, 0)
-        child.is_open = False
+        child.transition_to(BatchState.SEALED)
         child.parents = parents
         if batch.has_sequence:
             child.set_producer_state(batch.producer_id, batch.producer_epoch,

@@ -7,6 +7,7 @@ import itertools
 import random
 
 from aiokafka_lite.producer.accumulator import RecordAccumulator
+from aiokafka_lite.producer.batch import BatchState
 from aiokafka_lite.producer.core import TopicInfo
 from aiokafka_lite.producer.doorbell import Doorbell
 from aiokafka_lite.producer.memory import MemoryPool
@@ -28,7 +29,7 @@ def fill(acc: RecordAccumulator, tp: TopicPartition, n: int, size: int = 10) -> 
         batch = acc.open_batch(tp)
         if batch is None or batch.builder.append(1, None, b"x" * size, None) is None:  # type: ignore[union-attr]
             if batch is not None:
-                batch.is_open = False
+                batch.transition_to(BatchState.SEALED)
             assert acc.pool.try_reserve(acc.batch_size)
             batch = acc.new_batch(tp, acc.batch_size)
             assert batch.builder.append(1, None, b"x" * size, None) == 0  # type: ignore[union-attr]
@@ -207,7 +208,8 @@ async def test_a_full_batch_left_open_by_the_sticky_switch_goes_with_its_answer(
     p = info.sticky_partition
     tp = info.tps[p]
     ahead = acc.drain(LEADERS.get, {LEADERS[tp]}, 1 << 20, loop.time())[LEADERS[tp]][0]
-    ahead.in_flight = True
+    ahead.close()
+    ahead.transition_to(BatchState.IN_FLIGHT)
     for _ in range(1000):  # until the records move on from p
         await acc.append_record(info, None, 1, None, b"x" * 50, None, 50, 1.0)
         if info.sticky_partition != p:
@@ -215,7 +217,6 @@ async def test_a_full_batch_left_open_by_the_sticky_switch_goes_with_its_answer(
     assert info.sticky_partition != p
     left = acc.batches[tp][-1]
     assert left.is_open and left in acc.left_full and acc.may_grow(left)
-    ahead.in_flight = False
     acc.complete(ahead)
     assert LEADERS[tp] in acc.ready(LEADERS.get, loop.time())[0]  # at once, not after 10 s of linger
     assert acc.drain(LEADERS.get, {LEADERS[tp]}, 1 << 20, loop.time())[LEADERS[tp]][0] is left

@@ -13,6 +13,7 @@ import pytest
 
 from aiokafka_lite.producer import _send_py, handles
 from aiokafka_lite.producer.accumulator import RecordAccumulator
+from aiokafka_lite.producer.batch import BatchState
 from aiokafka_lite.producer.core import RUNNING
 from aiokafka_lite.producer.memory import MemoryPool
 from aiokafka_lite.producer.partitioner import murmur2_partition
@@ -141,8 +142,8 @@ def _keyless_accumulator(loop: asyncio.AbstractEventLoop, answers_pending: bool)
 def _linger_out(acc: RecordAccumulator) -> None:
     """Close every open batch, as the Sender does when they linger out (their size then is arbitrary)."""
     for dq in acc.batches.values():
-        if dq:
-            dq[-1].is_open = False
+        if dq and dq[-1].is_open:
+            dq[-1].transition_to(BatchState.SEALED)
 
 
 @pytest.mark.parametrize("answers_pending", [False, True], ids=["queued", "answers-pending"])
