@@ -125,6 +125,9 @@ class GroupCoordinator(Stateful[ClassicState]):
         self._heartbeat = Heartbeat(self, client, config, metrics)
         self._metadata_task: asyncio.Task[None] | None = None
         self._auto_commit_task: asyncio.Task[None] | None = None
+        #: One commit at a time, in the order asked (aiokafka's commit lock): an auto-commit started by a
+        #: poll never lands after, and overwrites, a commit() the application made after that poll.
+        self._commit_lock = asyncio.Lock()
         self._leave_task: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
         self._last_poll = time.monotonic()
@@ -712,6 +715,18 @@ class GroupCoordinator(Stateful[ClassicState]):
 
     # -- commits -----------------------------------------------------------------------------------------
     async def commit_sync(self, offsets: dict[TopicPartition, Any], timeout: float) -> None:
+        """Commit ``offsets`` after any commit already under way; KafkaTimeoutError after ``timeout``."""
+        deadline = time.monotonic() + timeout
+        try:
+            await asyncio.wait_for(self._commit_lock.acquire(), timeout)
+        except TimeoutError:
+            raise Errors.KafkaTimeoutError(f"commit waited {timeout:.1f}s for the commit before it") from None
+        try:
+            await self._commit_now(offsets, max(0.0, deadline - time.monotonic()))
+        finally:
+            self._commit_lock.release()
+
+    async def _commit_now(self, offsets: dict[TopicPartition, Any], timeout: float) -> None:
         await self.committer.commit(offsets, timeout)
         self._last_committed.update(offsets)
 
@@ -723,17 +738,23 @@ class GroupCoordinator(Stateful[ClassicState]):
         if self._auto_commit_task is not None and not self._auto_commit_task.done():
             return
         self._next_auto_commit = time.monotonic() + self._auto_commit_interval
-        pending = {tp: om for tp, om in self._subs.all_consumed().items()
-                   if self._last_committed.get(tp) != om}
-        if not pending:
+        if not self._auto_commit_pending():
             return
         if self._subs.partitions_auto_assigned and self.generation < 0:
             return
         self._auto_commit_task = asyncio.get_running_loop().create_task(
-            self._auto_commit_once(pending), name="aiokafka_lite-auto-commit")
+            self._auto_commit_once(), name="aiokafka_lite-auto-commit")
 
-    async def _auto_commit_once(self, offsets: dict[TopicPartition, Any]) -> None:
+    def _auto_commit_pending(self) -> dict[TopicPartition, Any]:
+        return {tp: om for tp, om in self._subs.all_consumed().items() if self._last_committed.get(tp) != om}
+
+    async def _auto_commit_once(self) -> None:
+        """Commit what is consumed when its turn comes, not when the poll started it: the records that poll
+        handed out, and any commit() made since, count."""
         try:
-            await self.commit_sync(offsets, self._request_timeout)
+            async with self._commit_lock:
+                pending = self._auto_commit_pending()
+                if pending:
+                    await self._commit_now(pending, self._request_timeout)
         except Errors.KafkaError as exc:
             log.warning("group %r: auto-commit failed: %s", self.group_id, exc)
