@@ -128,6 +128,8 @@ class GroupCoordinator(Stateful[ClassicState]):
         #: One commit at a time, in the order asked (aiokafka's commit lock): an auto-commit started by a
         #: poll never lands after, and overwrites, a commit() the application made after that poll.
         self._commit_lock = asyncio.Lock()
+        self._commits = 0  # commits made; _committed_at: the partition's last one
+        self._committed_at: dict[TopicPartition, int] = {}
         self._leave_task: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
         self._last_poll = time.monotonic()
@@ -729,6 +731,8 @@ class GroupCoordinator(Stateful[ClassicState]):
     async def _commit_now(self, offsets: dict[TopicPartition, Any], timeout: float) -> None:
         await self.committer.commit(offsets, timeout)
         self._last_committed.update(offsets)
+        self._commits += 1
+        self._committed_at.update(dict.fromkeys(offsets, self._commits))
 
     def _maybe_auto_commit(self) -> None:
         if not self._auto_commit or time.monotonic() < self._next_auto_commit:
@@ -738,23 +742,22 @@ class GroupCoordinator(Stateful[ClassicState]):
         if self._auto_commit_task is not None and not self._auto_commit_task.done():
             return
         self._next_auto_commit = time.monotonic() + self._auto_commit_interval
-        if not self._auto_commit_pending():
+        pending = {tp: om for tp, om in self._subs.all_consumed().items()
+                   if self._last_committed.get(tp) != om}
+        if not pending:
             return
         if self._subs.partitions_auto_assigned and self.generation < 0:
             return
         self._auto_commit_task = asyncio.get_running_loop().create_task(
-            self._auto_commit_once(), name="aiokafka_lite-auto-commit")
+            self._auto_commit_once(pending, self._commits), name="aiokafka_lite-auto-commit")
 
-    def _auto_commit_pending(self) -> dict[TopicPartition, Any]:
-        return {tp: om for tp, om in self._subs.all_consumed().items() if self._last_committed.get(tp) != om}
-
-    async def _auto_commit_once(self) -> None:
-        """Commit what is consumed when its turn comes, not when the poll started it: the records that poll
-        handed out, and any commit() made since, count."""
+    async def _auto_commit_once(self, offsets: dict[TopicPartition, Any], since: int) -> None:
+        """Commit what the poll that started it had handed out before, in turn with commit(); a partition
+        committed since that poll keeps the newer commit."""
         try:
             async with self._commit_lock:
-                pending = self._auto_commit_pending()
-                if pending:
-                    await self._commit_now(pending, self._request_timeout)
+                offsets = {tp: om for tp, om in offsets.items() if self._committed_at.get(tp, 0) <= since}
+                if offsets:
+                    await self._commit_now(offsets, self._request_timeout)
         except Errors.KafkaError as exc:
             log.warning("group %r: auto-commit failed: %s", self.group_id, exc)

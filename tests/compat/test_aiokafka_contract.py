@@ -469,9 +469,9 @@ async def test_start_leaves_no_offset_to_the_first_read(tansu: Any, new_topic: A
 
 
 async def test_an_explicit_commit_is_not_overtaken_by_a_due_auto_commit(tansu: Any, new_topic: Any) -> None:
-    """aiokafka's test_consumer_commit with auto-commit due at the read: the auto-commit the read starts
-    commits what is consumed when it runs, in turn with commit() (aiokafka's commit lock), so the offset
-    commit() just wrote is what committed() reads, not the position before that read."""
+    """aiokafka's test_consumer_commit with auto-commit due at the read: the auto-commit that read starts
+    (the position before it) goes in turn with commit() (aiokafka's commit lock) and leaves a partition
+    committed since alone, so committed() reads what commit() just wrote, not the older position."""
     topic = new_topic()
     await _one_partition(tansu.bootstrap, topic, *(b"%d" % i for i in range(6)))
     consumer = AIOKafkaConsumer(topic, bootstrap_servers=tansu.bootstrap, group_id=new_topic("g"),
