@@ -125,6 +125,11 @@ class GroupCoordinator(Stateful[ClassicState]):
         self._heartbeat = Heartbeat(self, client, config, metrics)
         self._metadata_task: asyncio.Task[None] | None = None
         self._auto_commit_task: asyncio.Task[None] | None = None
+        #: One commit at a time, in the order asked (aiokafka's commit lock): an auto-commit started by a
+        #: poll never lands after, and overwrites, a commit() the application made after that poll.
+        self._commit_lock = asyncio.Lock()
+        self._commits = 0  # commits made; _committed_at: the partition's last one
+        self._committed_at: dict[TopicPartition, int] = {}
         self._leave_task: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
         self._last_poll = time.monotonic()
@@ -712,8 +717,22 @@ class GroupCoordinator(Stateful[ClassicState]):
 
     # -- commits -----------------------------------------------------------------------------------------
     async def commit_sync(self, offsets: dict[TopicPartition, Any], timeout: float) -> None:
+        """Commit ``offsets`` after any commit already under way; KafkaTimeoutError after ``timeout``."""
+        deadline = time.monotonic() + timeout
+        try:
+            await asyncio.wait_for(self._commit_lock.acquire(), timeout)
+        except TimeoutError:
+            raise Errors.KafkaTimeoutError(f"commit waited {timeout:.1f}s for the commit before it") from None
+        try:
+            await self._commit_now(offsets, max(0.0, deadline - time.monotonic()))
+        finally:
+            self._commit_lock.release()
+
+    async def _commit_now(self, offsets: dict[TopicPartition, Any], timeout: float) -> None:
         await self.committer.commit(offsets, timeout)
         self._last_committed.update(offsets)
+        self._commits += 1
+        self._committed_at.update(dict.fromkeys(offsets, self._commits))
 
     def _maybe_auto_commit(self) -> None:
         if not self._auto_commit or time.monotonic() < self._next_auto_commit:
@@ -730,10 +749,15 @@ class GroupCoordinator(Stateful[ClassicState]):
         if self._subs.partitions_auto_assigned and self.generation < 0:
             return
         self._auto_commit_task = asyncio.get_running_loop().create_task(
-            self._auto_commit_once(pending), name="aiokafka_lite-auto-commit")
+            self._auto_commit_once(pending, self._commits), name="aiokafka_lite-auto-commit")
 
-    async def _auto_commit_once(self, offsets: dict[TopicPartition, Any]) -> None:
+    async def _auto_commit_once(self, offsets: dict[TopicPartition, Any], since: int) -> None:
+        """Commit what the poll that started it had handed out before, in turn with commit(); a partition
+        committed since that poll keeps the newer commit."""
         try:
-            await self.commit_sync(offsets, self._request_timeout)
+            async with self._commit_lock:
+                offsets = {tp: om for tp, om in offsets.items() if self._committed_at.get(tp, 0) <= since}
+                if offsets:
+                    await self._commit_now(offsets, self._request_timeout)
         except Errors.KafkaError as exc:
             log.warning("group %r: auto-commit failed: %s", self.group_id, exc)

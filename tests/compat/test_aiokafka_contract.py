@@ -466,3 +466,23 @@ async def test_start_leaves_no_offset_to_the_first_read(tansu: Any, new_topic: A
                 pass
     finally:
         await consumer.stop()
+
+
+async def test_an_explicit_commit_is_not_overtaken_by_a_due_auto_commit(tansu: Any, new_topic: Any) -> None:
+    """aiokafka's test_consumer_commit with auto-commit due at the read: the auto-commit that read starts
+    (the position before it) goes in turn with commit() (aiokafka's commit lock) and leaves a partition
+    committed since alone, so committed() reads what commit() just wrote, not the older position."""
+    topic = new_topic()
+    await _one_partition(tansu.bootstrap, topic, *(b"%d" % i for i in range(6)))
+    consumer = AIOKafkaConsumer(topic, bootstrap_servers=tansu.bootstrap, group_id=new_topic("g"),
+                                auto_offset_reset="earliest", auto_commit_interval_ms=20, **GROUP)
+    await asyncio.wait_for(consumer.start(), 60)
+    tp = TopicPartition(topic, 0)
+    try:
+        for _ in range(6):
+            await asyncio.sleep(0.05)  # the auto-commit is due when getone() polls
+            msg = await consumer.getone()
+            await consumer.commit({tp: (msg.offset + 1, "m")})
+            assert await consumer.committed(tp) == msg.offset + 1
+    finally:
+        await consumer.stop()
