@@ -19,7 +19,6 @@ new owner in a second round.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import enum
 import logging
 import time
@@ -28,7 +27,6 @@ from typing import Any
 
 from .. import errors as Errors
 from .._state import Stateful, StateMachine, table
-from ..net import run_with_timeout
 from ..protocol.messages.heartbeat import HeartbeatRequest
 from ..protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from ..protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity
@@ -44,7 +42,9 @@ from .group_protocol import (
     decode_assignment,
     encode_subscription,
 )
-from .heartbeat import Heartbeat
+from .group_session import GroupSession, end_tasks
+from .heartbeat import ClassicHeartbeat
+from .heartbeat_driver import HeartbeatDriver
 from .leader_assign import explain_inconsistent, leader_assign
 from .listener import call_listener
 from .metrics import ConsumerMetrics
@@ -106,9 +106,9 @@ class GroupCoordinator(Stateful[ClassicState]):
         self.assignors = assignors
         self.protocol = rebalance_protocol(assignors)
         self.committer = Committer(client, self, self.group_id, config.isolation_level == "read_committed",
-                                   config.retry_backoff_ms)
-        self.coordinator_id: int | None = None
-        self._coordinator_lookup: asyncio.Task[int] | None = None
+                                   config.retry_backoff_ms, config.retry_backoff_max_ms)
+        #: The coordinator, the heartbeat task and the leave: what every group protocol shares.
+        self.session = GroupSession(client, self.group_id, f"group {self.group_id!r}", config)
         self.member_id = ""
         self.generation = -1
         self._sm: StateMachine[ClassicState] = StateMachine("classic member", CLASSIC, ClassicState.UNJOINED)
@@ -121,8 +121,9 @@ class GroupCoordinator(Stateful[ClassicState]):
         self._join_task: asyncio.Task[Assignment] | None = None
         self._join_started = 0.0
         self._join_delay = 0.0
-        self._heartbeat_task: asyncio.Task[None] | None = None
-        self._heartbeat = Heartbeat(self, client, config, metrics)
+        heartbeat = ClassicHeartbeat(self, client, config, metrics)
+        self._driver = HeartbeatDriver(self.session, heartbeat, heartbeat, client, config,
+                                       config.heartbeat_interval_ms / 1000.0)
         self._metadata_task: asyncio.Task[None] | None = None
         self._auto_commit_task: asyncio.Task[None] | None = None
         #: One commit at a time, in the order asked (aiokafka's commit lock): an auto-commit started by a
@@ -132,11 +133,11 @@ class GroupCoordinator(Stateful[ClassicState]):
         self._committed_at: dict[TopicPartition, int] = {}
         self._leave_task: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
+        self._join_failures = 0  # join rounds in a row that failed (the backoff grows with them)
         self._last_poll = time.monotonic()
         self._next_auto_commit = time.monotonic() + self._auto_commit_interval
         self._last_committed: dict[TopicPartition, Any] = {}
         self._assignment_snapshot: dict[str, int] = {}
-        self._closed = False
         #: Set as close() begins: a poll() resuming after an await must not touch the join state.
         self._closing = False
         #: Set when the membership task finished a round or failed: a waiting poll() looks again.
@@ -149,13 +150,22 @@ class GroupCoordinator(Stateful[ClassicState]):
         #: revoke_before_every_join: on_partitions_revoked(set()) was called for the rebalance under way.
         self._empty_revoke_called = False
 
+    #: The heartbeat task's name (raise_if_failed names it).
+    _HEARTBEAT_TASK = "aiokafka_lite-heartbeat"
+
     # -- lifecycle ---------------------------------------------------------------------------------------
+    @property
+    def _closed(self) -> bool:
+        return self.session.closed
+
+    @property
+    def coordinator_id(self) -> int | None:
+        return self.session.coordinator_id
+
     def start(self) -> None:
         loop = asyncio.get_running_loop()
         self._last_poll = time.monotonic()  # max_poll_interval_ms counts from start() until the first poll
-        if self._heartbeat_task is None:
-            self._heartbeat.start()
-            self._heartbeat_task = self._heartbeat.task
+        self.session.start_heartbeat(self._driver.run, self._HEARTBEAT_TASK)
         if self._metadata_task is None:
             self._metadata_task = loop.create_task(self._metadata_loop(), name="aiokafka_lite-group-metadata")
         self._start_membership()
@@ -175,49 +185,34 @@ class GroupCoordinator(Stateful[ClassicState]):
         membership = self._membership_task
         if membership is not None and not membership.done() and membership is not asyncio.current_task():
             # A rebalance in progress (maybe inside the listener) ends here; close() hands back what is owned.
-            membership.cancel()
-            with contextlib.suppress(BaseException):
-                await membership
+            await end_tasks(membership)
         if self._join_task is not None and not self._join_task.done():
             # A broker holds JoinGroup until the rebalance completes, and everything after it on the
             # same connection waits: drop that connection so the commit and LeaveGroup go through.
-            self._join_task.cancel()
-            with contextlib.suppress(BaseException):
-                await self._join_task
+            await end_tasks(self._join_task)
             self._join_task = None
             self._round_over()
             if self.coordinator_id is not None:
                 cv.close_connection(self._client, self.coordinator_id, JoinGroupRequest)
         try:
             if commit and self._auto_commit and self._subs.assigned_partitions():
-                try:
-                    await self.commit_sync(self._subs.all_consumed(), max(0.1, deadline - time.monotonic()))
-                except Errors.KafkaError as exc:
-                    log.warning("auto-commit on close failed: %s", exc)
+                await self._commit_consumed(None, max(0.1, deadline - time.monotonic()), "on close")
             if self._subs.partitions_auto_assigned and self.generation >= 0:
                 assigned = self._subs.assigned_partitions()
                 if assigned:
                     await call_listener(self._subs.listener, "on_partitions_revoked", assigned)
             await self._maybe_leave_group("the consumer is closing", deadline)
         finally:
-            self._closed = True
-            tasks = tuple(t for t in (self._heartbeat_task, self._metadata_task, self._join_task,
-                                      self._auto_commit_task, self._coordinator_lookup, self._leave_task,
-                                      self._membership_task) if t is not asyncio.current_task())
-            for task in tasks:
-                if task is not None and not task.done():
-                    task.cancel()
-            for task in tasks:
-                if task is not None:
-                    with contextlib.suppress(BaseException):
-                        await task
+            await self.session.close()
+            await end_tasks(self._metadata_task, self._join_task, self._auto_commit_task, self._leave_task,
+                            self._membership_task)
 
     def raise_if_failed(self) -> None:
         if self._failure is not None:
             exc, self._failure = self._failure, None
             self._work.set()  # the membership task waited for the application to learn it; go on
             raise exc
-        for task in (self._heartbeat_task, self._metadata_task, self._membership_task):
+        for task in (self.session.heartbeat_task, self._metadata_task, self._membership_task):
             if task is not None and task.done() and not self._closed:
                 exc2 = task.exception() if not task.cancelled() else None
                 raise Errors.KafkaError(f"the group task {task.get_name()} ended unexpectedly: {exc2!r}") \
@@ -244,39 +239,13 @@ class GroupCoordinator(Stateful[ClassicState]):
         return (self._subs.partitions_auto_assigned and self.state is ClassicState.STABLE
                 and not self.work_due())
 
-    # -- coordinator discovery ---------------------------------------------------------------------------
+    # -- coordinator discovery (the session's) ------------------------------------------------------------
     async def ensure_coordinator(self, deadline: float) -> int:
         """The coordinator's node id, looked up (once for all concurrent callers) when unknown."""
-        while self.coordinator_id is None:
-            if self._coordinator_lookup is None or self._coordinator_lookup.done():
-                self._coordinator_lookup = asyncio.get_running_loop().create_task(
-                    cv.find_coordinator(self._client, self.group_id), name="aiokafka_lite-find-coordinator")
-            lookup = self._coordinator_lookup
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise Errors.KafkaTimeoutError(f"no coordinator found for group {self.group_id!r}")
-            try:
-                node = await run_with_timeout(asyncio.shield(lookup), left)
-            except asyncio.CancelledError:
-                if self._closed and lookup.cancelled():  # close() stopped the shared lookup, not our caller
-                    raise Errors.ConsumerStoppedError("the consumer is stopped") from None
-                raise
-            except asyncio.TimeoutError:
-                raise Errors.KafkaTimeoutError(f"no coordinator found for group {self.group_id!r}") from None
-            except Errors.KafkaError as exc:
-                if not (exc.retriable or exc.coordinator_moved):
-                    raise
-                log.debug("finding the coordinator of %r: %s", self.group_id, exc)
-                await asyncio.sleep(min(self._retry_backoff, max(0.0, deadline - time.monotonic())))
-                continue
-            self.coordinator_id = node
-        return self.coordinator_id
+        return await self.session.ensure_coordinator(deadline)
 
     def coordinator_dead(self, reason: BaseException) -> None:
-        if self.coordinator_id is not None:
-            log.info("group %r: coordinator %s unusable (%s); looking it up again", self.group_id,
-                     self.coordinator_id, reason)
-        self.coordinator_id = None
+        self.session.coordinator_dead(reason)
 
     # -- state changes requested by heartbeats, commits, metadata ----------------------------------------
     def commit_identity(self) -> tuple[int, str]:
@@ -376,7 +345,7 @@ class GroupCoordinator(Stateful[ClassicState]):
                 self.wakeup.set()
                 if not self._work.is_set() and self.work_due():
                     # Not finished (a KIP-848 target naming topics metadata does not know yet): again soon.
-                    await asyncio.sleep(self._retry_backoff)
+                    await asyncio.sleep(self.session.backoff.delay(1))
                     self._work.set()
 
     async def membership_round(self, deadline: float | None = None) -> None:
@@ -452,15 +421,24 @@ class GroupCoordinator(Stateful[ClassicState]):
         revoke them and call the listener. False, with nothing revoked, when the membership is over (maybe
         the commit just found out): the caller hands them over as lost instead (group_rules)."""
         if self._auto_commit and self.generation >= 0 and self._still_member():
-            consumed = {tp: om for tp, om in self._subs.all_consumed().items() if tp in revoked}
-            try:
-                await self.commit_sync(consumed, self._request_timeout)
-            except Errors.KafkaError as exc:
-                log.warning("group %r: auto-commit before revoking failed: %s", self.group_id, exc)
+            await self._commit_consumed(revoked, self._request_timeout, "before revoking")
         if not self._still_member():
             return False
         await self._revoke(revoked)
         return True
+
+    async def _commit_consumed(self, partitions: set[TopicPartition] | None, timeout: float,
+                               when: str) -> None:
+        """Auto-commit what was consumed from ``partitions`` (None: from all) before they are given up (on a
+        rebalance or on close): their next owner starts there. A failure is logged, never raised: the
+        partitions are given up anyway."""
+        consumed = self._subs.all_consumed()
+        if partitions is not None:
+            consumed = {tp: om for tp, om in consumed.items() if tp in partitions}
+        try:
+            await self.commit_sync(consumed, timeout)
+        except Errors.KafkaError as exc:
+            log.warning("group %r: auto-commit %s failed: %s", self.group_id, when, exc)
 
     async def _revoke(self, revoked: set[TopicPartition]) -> None:
         self._lost -= revoked
@@ -486,6 +464,7 @@ class GroupCoordinator(Stateful[ClassicState]):
 
     async def _install(self, assignment: Assignment) -> None:
         self._lost = set()  # superseded by the new generation's assignment
+        self._join_failures = 0
         new = set(assignment.partitions)
         if self._subs.subscription_type is SubscriptionType.AUTO_TOPICS:
             new = {tp for tp in new if tp.topic in self._subs.subscription}
@@ -594,9 +573,15 @@ class GroupCoordinator(Stateful[ClassicState]):
     async def _transport_error(self, exc: Errors.KafkaError) -> None:
         if exc.retriable or isinstance(exc, Errors.KafkaConnectionError):
             self.coordinator_dead(exc)
-            await asyncio.sleep(self._retry_backoff)
+            await self._back_off()
             return
         raise exc
+
+    async def _back_off(self) -> None:
+        """Before the next JoinGroup after a failed one: the session's backoff (net/retry.py), growing with
+        the failures in a row until a round installs an assignment."""
+        self._join_failures += 1
+        await asyncio.sleep(self.session.backoff.delay(self._join_failures))
 
     async def _join_error(self, code: int, member_id: str | None, what: str) -> None:
         exc = Errors.for_code(code)(f"{what} in group {self.group_id!r}")
@@ -613,10 +598,10 @@ class GroupCoordinator(Stateful[ClassicState]):
             raise _Rejoin()
         if Errors.coordinator_moved(code):
             self.coordinator_dead(exc)
-            await asyncio.sleep(self._retry_backoff)
+            await self._back_off()
             raise _Rejoin()
         if code in (Errors.CoordinatorLoadInProgressError.errno, Errors.RebalanceInProgressError.errno):
-            await asyncio.sleep(self._retry_backoff)
+            await self._back_off()
             raise _Rejoin()
         if code == Errors.InconsistentGroupProtocolError.errno:
             raise Errors.InconsistentGroupProtocolError(await explain_inconsistent(
@@ -653,23 +638,16 @@ class GroupCoordinator(Stateful[ClassicState]):
         # Static members keep their id across restarts; leaving would trigger the rebalance they avoid.
         if self.group_instance_id is not None or not self.member_id:
             return
-        try:
-            # The coordinator may be unknown just now (it moved, or its connection broke): find it within
-            # the close deadline, or the group waits a whole session timeout for this member.
-            node = self.coordinator_id
-            if node is None:
-                node = await self.ensure_coordinator(deadline)
-            version = await cv.api_version(self._client, node, LeaveGroupRequest)
+        member_id = self.member_id
+
+        def request(version: int) -> LeaveGroupRequest:
             if version >= 3:
-                req = LeaveGroupRequest(group_id=self.group_id, members=[
-                    MemberIdentity(member_id=self.member_id, group_instance_id=None, reason=reason)])
-            else:
-                req = LeaveGroupRequest(group_id=self.group_id, member_id=self.member_id)
-            await cv.send(self._client, node, req, version,
-                          timeout_ms=max(100.0, (deadline - time.monotonic()) * 1000))
-            log.info("group %r: member %s left (%s)", self.group_id, self.member_id, reason)
-        except Errors.KafkaError as exc:
-            log.info("group %r: LeaveGroup failed (%s); the session will expire instead", self.group_id, exc)
+                return LeaveGroupRequest(group_id=self.group_id, members=[
+                    MemberIdentity(member_id=member_id, group_instance_id=None, reason=reason)])
+            return LeaveGroupRequest(group_id=self.group_id, member_id=member_id)
+
+        if await self.session.leave(LeaveGroupRequest, request, deadline):
+            log.info("group %r: member %s left (%s)", self.group_id, member_id, reason)
         self.member_id = ""
         self._end_generation()
 
