@@ -38,7 +38,7 @@ from ..protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequestTopicPartitions,
     ConsumerGroupHeartbeatResponse,
 )
-from .group_rules import Outcome
+from .group_rules import Outcome, verdict
 
 #: An assignment in the protocol's terms: topic id -> partition ids.
 TopicIdAssignment = Mapping[uuid.UUID, frozenset[int]]
@@ -237,13 +237,11 @@ class ConsumerGroupMember(Stateful[MemberState]):
         if message:
             detail = f"{detail}: {message}"
         self._sent_subscription = self._sent_owned = None  # after any error, say everything again
-        if cls.member_fenced:
+        outcome = verdict(code)
+        if outcome is Outcome.LOST:
             self.fence()
-            return Outcome.LOST
-        if cls.coordinator_moved:
-            return Outcome.COORDINATOR_MOVED
-        if cls.retriable:
-            return Outcome.RETRY
+        if outcome is not Outcome.FATAL:
+            return outcome
         if cls is Errors.UnreleasedInstanceIdError:
             detail += (f" (another consumer with group_instance_id {self.instance_id!r} is still a member; "
                        "stop it or give this one another id)")

@@ -29,7 +29,7 @@ from ..protocol.messages.share_group_heartbeat import (
     ShareGroupHeartbeatRequest,
     ShareGroupHeartbeatResponse,
 )
-from .group_rules import Outcome
+from .group_rules import Outcome, verdict
 from .member848 import new_member_id
 
 JOIN_EPOCH = 0
@@ -132,17 +132,13 @@ class ShareGroupMember(Stateful[ShareMemberState]):
 
     def _on_error(self, code: int, message: str | None) -> Outcome:
         err = Errors.for_code(code)
-        if err.member_fenced:
+        outcome = verdict(code)
+        if outcome is Outcome.REJOIN:
             self.epoch = JOIN_EPOCH
-            self._sent_names = None
             self._to(ShareMemberState.JOINING)
-            return Outcome.REJOIN
-        if err.coordinator_moved:
+        if outcome is not Outcome.FATAL:
             self._sent_names = None
-            return Outcome.COORDINATOR_MOVED
-        if err.retriable:
-            self._sent_names = None
-            return Outcome.RETRY
+            return outcome
         self.fatal_error = err(f"share group {self.group_id!r}: {message or err.message}")
         self._to(ShareMemberState.FATAL)
         return Outcome.FATAL
