@@ -17,11 +17,21 @@ group_instance_id the classic coordinator then fails the consumer
 
 from __future__ import annotations
 
+import base64
 import enum
+import uuid
+from typing import Any, TypeVar
 
 from .. import errors as Errors
+from .._state import Stateful, StateMachine
 
-__all__ = ["Outcome", "membership_over", "verdict"]
+__all__ = ["JOIN_EPOCH", "LEAVE_EPOCH", "EpochMember", "Outcome", "membership_over", "new_member_id",
+           "verdict"]
+
+S = TypeVar("S", bound=enum.Enum)
+
+JOIN_EPOCH = 0
+LEAVE_EPOCH = -1
 
 
 class Outcome(enum.Enum):
@@ -60,3 +70,32 @@ def verdict(code: int, *, classic: bool = False) -> Outcome:
     if err.retriable:
         return Outcome.RETRY
     return Outcome.FATAL
+
+
+def new_member_id() -> str:
+    """A random member id, 22 URL-safe base64 characters of a UUID (as the Java client makes them)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+
+
+class EpochMember(Stateful[S]):
+    """What a KIP-848 member and a share member both are to their coordinator: a member id the client
+    makes (KIP-1082) and keeps for its life, across fencing and rejoins; the epoch and the heartbeat
+    interval the coordinator's answers give; the error that ended it (FATAL). Each protocol's member adds
+    its own state table and what its heartbeats carry."""
+
+    def __init__(self, group_id: str, rack_id: str | None, member_id: str | None,
+                 machine: StateMachine[S]) -> None:
+        self.group_id = group_id
+        self.rack_id = rack_id
+        self.member_id = member_id or new_member_id()
+        self.epoch = JOIN_EPOCH
+        self._sm = machine
+        #: The coordinator's heartbeat interval (ms) from its last answer; None before one.
+        self.heartbeat_interval_ms: int | None = None
+        self.fatal_error: Errors.KafkaError | None = None
+
+    def _accepted(self, resp: Any) -> None:
+        """An answer without error: the epoch it gives, and the interval the coordinator wants."""
+        self.epoch = resp.member_epoch
+        if resp.heartbeat_interval_ms > 0:
+            self.heartbeat_interval_ms = resp.heartbeat_interval_ms
