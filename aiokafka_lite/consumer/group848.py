@@ -1,8 +1,10 @@
 """The consumer group protocol of KIP-848 (``group_protocol="consumer"``): the driver around
 :class:`~.member848.ConsumerGroupMember`.
 
-It keeps the classic coordinator's plumbing (finding the coordinator, commits, the rebalance listener's
-calls, auto-commit, close) and replaces what differs: no JoinGroup/SyncGroup and no client-side assignor;
+It shares the membership plumbing with the classic protocol (:class:`.membership.GroupMembership`: commits,
+the rebalance listener's calls, auto-commit, close; the :class:`.group_session.GroupSession`: the
+coordinator, the heartbeat task, the leave) and has its own what differs: no JoinGroup/SyncGroup and no
+client-side assignor;
 one heartbeat task sends ConsumerGroupHeartbeat at the interval the coordinator asks for (at once when
 joining or reporting a change) and hands the answers to the state machine. What changes ownership runs
 in the membership task, as in the classic protocol (and as the Java 4 consumer's background thread
@@ -25,11 +27,11 @@ from ..protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatR
 from ..structs import TopicPartition
 from . import cluster_view as cv
 from .assignors import Assignor
-from .coordinator import GroupCoordinator
 from .group_rules import Outcome, verdict
 from .heartbeat_driver import HeartbeatDriver, heartbeat_version
 from .listener import call_listener
 from .member848 import ConsumerGroupMember, MemberState
+from .membership import GroupMembership
 from .metrics import ConsumerMetrics
 from .subscription import SubscriptionState, SubscriptionType
 
@@ -42,13 +44,13 @@ _DEFAULT_INTERVAL = 5.0
 CLASSIC_ONLY_SETTINGS = ("partition_assignment_strategy", "session_timeout_ms", "heartbeat_interval_ms")
 
 
-class ConsumerGroupCoordinator(GroupCoordinator):
+class ConsumerGroupCoordinator(GroupMembership):
     """Membership in a KIP-848 group: heartbeats, incremental reconciliation, epochs on commits."""
 
     def __init__(self, client: cv.ConsumerClient, subscription: SubscriptionState, config: Any,
                  assignors: list[Assignor],
                  metrics: ConsumerMetrics, on_revoke: Callable[[set[TopicPartition]], None]) -> None:
-        super().__init__(client, subscription, config, assignors, metrics, on_revoke)
+        super().__init__(client, subscription, config, metrics, on_revoke)  # the coordinator assigns
         self.member = ConsumerGroupMember(
             self.group_id, instance_id=config.group_instance_id, rack_id=self._client_rack,
             rebalance_timeout_ms=self._rebalance_timeout_ms, server_assignor=config.group_remote_assignor)
