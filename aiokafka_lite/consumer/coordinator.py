@@ -85,6 +85,8 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
                  metrics: ConsumerMetrics, on_revoke: Callable[[set[TopicPartition]], None]) -> None:
         super().__init__(client, subscription, config, metrics, on_revoke)
         self._session_timeout_ms: int = config.session_timeout_ms
+        #: The pause before the second JoinGroup of a cooperative rebalance (docs/consumer.md).
+        self._retry_backoff = config.retry_backoff_ms / 1000.0
         self._metadata_max_age = config.metadata_max_age_ms / 1000.0
         self._exclude_internal: bool = config.exclude_internal_topics
         self.assignors = assignors

@@ -61,7 +61,6 @@ class GroupMembership:
         self._client_rack: str | None = getattr(config, "client_rack", None)
         self._max_poll_interval = config.max_poll_interval_ms / 1000.0
         self._rebalance_timeout_ms: int = config.rebalance_timeout_ms or config.max_poll_interval_ms
-        self._retry_backoff = config.retry_backoff_ms / 1000.0
         self._request_timeout = config.request_timeout_ms / 1000.0
         self._auto_commit: bool = config.enable_auto_commit
         self._auto_commit_interval = config.auto_commit_interval_ms / 1000.0
