@@ -417,10 +417,8 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
         return HeartbeatRequest(group_id=self.group_id, generation_id=self.generation,
                                 member_id=self.member_id, group_instance_id=self.group_instance_id)
 
-    def polled_at(self) -> float:
-        return self._last_poll
-
     async def leave_after_poll_timeout(self) -> None:
+        self._warn_poll_overdue()
         await self._maybe_leave_group("consumer poll timeout has expired",
                                       time.monotonic() + self._request_timeout)
         self._end_generation()

@@ -211,7 +211,7 @@ class ConsumerGroupCoordinator(GroupMembership):
         if now < self._not_before:
             await asyncio.sleep(self._not_before - now)
             return True
-        if self.member.state is not MemberState.JOINING and now - self._last_poll > self._max_poll_interval:
+        if self.member.state is not MemberState.JOINING and self.poll_overdue():
             await self._poll_timeout()
             return True
         if self._leave_task is not None and not self._leave_task.done():
@@ -241,8 +241,7 @@ class ConsumerGroupCoordinator(GroupMembership):
 
     async def _poll_timeout(self) -> None:
         """poll() overdue by max_poll_interval_ms: leave so a live member gets the partitions (as Java)."""
-        log.warning("group %r: poll() was not called for over %.0f s (max_poll_interval_ms); leaving the "
-                    "group so its partitions go to a live member", self.group_id, self._max_poll_interval)
+        self._warn_poll_overdue()
         req = self.member.poll_timeout()
         self._sync_generation()
         if req is not None:

@@ -37,8 +37,8 @@ class HeartbeatHost(Protocol):
     def heartbeat_request(self) -> HeartbeatRequest | None:
         """The heartbeat to send now: None while not a member with a generation (joining, or closed)."""
 
-    def polled_at(self) -> float:
-        """time.monotonic() of the application's last poll()."""
+    def poll_overdue(self) -> bool:
+        """poll() was not called for max_poll_interval_ms."""
 
     def request_rejoin(self, reason: str) -> None: ...
 
@@ -61,7 +61,6 @@ class ClassicHeartbeat:
         self._metrics = metrics
         #: The classic interval is the client's setting (a KIP-848 or share coordinator names its own).
         self.heartbeat_interval_ms: int | None = config.heartbeat_interval_ms
-        self._max_poll_interval = config.max_poll_interval_ms / 1000.0
         self._request_timeout = config.request_timeout_ms / 1000.0
         #: The last answer came after a rebalance started: it says nothing about the new round.
         self._stale = False
@@ -99,11 +98,8 @@ class ClassicHeartbeat:
         return float("inf")
 
     async def hold(self, now: float) -> bool:
-        if now - self._host.polled_at() <= self._max_poll_interval:
+        if not self._host.poll_overdue():
             return False
-        log.warning("group %r: poll() was not called for over %.0f s (max_poll_interval_ms); leaving the "
-                    "group so its partitions go to a live member", self._host.group_id,
-                    self._max_poll_interval)
         await self._host.leave_after_poll_timeout()
         return True
 

@@ -239,8 +239,13 @@ class GroupMembership:
             self._work.set()
         self._maybe_auto_commit()
 
-    def _poll_overdue(self) -> bool:
+    def poll_overdue(self) -> bool:
+        """poll() was not called for max_poll_interval_ms (counted from start() before the first poll)."""
         return time.monotonic() - self._last_poll > self._max_poll_interval
+
+    def _warn_poll_overdue(self) -> None:
+        log.warning("group %r: poll() was not called for over %.0f s (max_poll_interval_ms); leaving the "
+                    "group so its partitions go to a live member", self.group_id, self._max_poll_interval)
 
     async def _membership_loop(self) -> None:
         """Rounds of group work whenever some is due, until close(). A round's failure waits for the
@@ -251,7 +256,7 @@ class GroupMembership:
             self._work.clear()
             if self._closing:
                 return
-            if self._failure is not None or self._poll_overdue() or not self.work_due():
+            if self._failure is not None or self.poll_overdue() or not self.work_due():
                 continue
             try:
                 await self.membership_round()
