@@ -3,14 +3,13 @@
 
 It shares the membership plumbing with the classic protocol (:class:`.membership.GroupMembership`: commits,
 the rebalance listener's calls, auto-commit, close; the :class:`.group_session.GroupSession`: the
-coordinator, the heartbeat task, the leave) and has its own what differs: no JoinGroup/SyncGroup and no
-client-side assignor;
-one heartbeat task sends ConsumerGroupHeartbeat at the interval the coordinator asks for (at once when
-joining or reporting a change) and hands the answers to the state machine. What changes ownership runs
-in the membership task, as in the classic protocol (and as the Java 4 consumer's background thread
-reconciles): partitions the coordinator took
-away are committed (with auto-commit) and revoked before they are reported given up, then new ones are
-added; the listener sees only those changes (KIP-848 moves partitions incrementally, never all at once).
+coordinator, the heartbeat task, the leave) and does what differs itself: no JoinGroup/SyncGroup and no
+client-side assignor; one heartbeat task sends ConsumerGroupHeartbeat at the interval the coordinator asks
+for (at once when joining or reporting a change) and hands the answers to the state machine. What changes
+ownership runs in the membership task, as in the classic protocol (and as the Java 4 consumer's background
+thread reconciles): partitions the coordinator took away are committed (with auto-commit) and revoked
+before they are reported given up, then new ones are added; the listener sees only those changes (KIP-848
+moves partitions incrementally, never all at once).
 """
 
 from __future__ import annotations
