@@ -1,21 +1,21 @@
 """Committed offsets: OffsetCommit and OffsetFetch against the group coordinator, with their retries.
 
 Retriable failures (coordinator moved or loading, timeouts, connection loss, and in a KIP-848 group a
-stale member epoch) are retried until the deadline. In a KIP-848 group the generation id sent is the
-member epoch (OffsetCommit v9). A commit refused because this member's generation is over (the group
-rebalanced without us) raises :class:`CommitFailedError` and tells the membership logic, which then treats
-the partitions as lost and rejoins, as the Java client does.
+stale member epoch) are retried until the deadline, backing off on the one helper (net/retry.py). In a
+KIP-848 group the generation id sent is the member epoch (OffsetCommit v9). A commit refused because this
+member's generation is over (the group rebalanced without us) raises :class:`CommitFailedError` and tells
+the membership logic, which then treats the partitions as lost and rejoins, as the Java client does.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from .. import errors as Errors
+from ..net.retry import ExponentialBackoff, Retry
 from ..protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,
@@ -65,26 +65,31 @@ class CommitterHost(Protocol):
         """The group is rebalancing: the membership should rejoin."""
 
 
+def _same(request: Any) -> Callable[[int], Any]:
+    """A request that is the same at every version."""
+    return lambda _version: request
+
+
 class Committer:
     """Commits and reads offsets for one group, through the coordinator that ``membership`` tracks."""
 
     def __init__(self, client: cv.ConsumerClient, membership: CommitterHost, group_id: str,
-                 require_stable: bool,
-                 retry_backoff_ms: int) -> None:
+                 require_stable: bool, retry_backoff_ms: int,
+                 retry_backoff_max_ms: int | None = None) -> None:
         self._client = client
         self._m = membership
         self._group_id = group_id
         self._require_stable = require_stable
-        self._retry_backoff = retry_backoff_ms / 1000.0
+        self._backoff = ExponentialBackoff(retry_backoff_ms, retry_backoff_max_ms or retry_backoff_ms)
 
     async def commit(self, offsets: Mapping[TopicPartition, OffsetAndMetadata], timeout: float) -> None:
         """Commit ``offsets`` (positions of the next records to read) within ``timeout`` seconds."""
         if not offsets:
             return
-        deadline = time.monotonic() + timeout
+        retry = Retry("commit", timeout, self._backoff, wait_out=True)
         started = time.monotonic()
         while True:
-            node = await self._m.ensure_coordinator(deadline)
+            node = await self._m.ensure_coordinator(retry.deadline)
             generation, member_id = self._m.commit_identity()
             by_topic: dict[str, list[OffsetCommitRequestPartition]] = {}
             for tp, om in offsets.items():
@@ -95,17 +100,11 @@ class Committer:
                 group_id=self._group_id, generation_id_or_member_epoch=generation, member_id=member_id,
                 group_instance_id=self._m.group_instance_id, retention_time_ms=-1,
                 topics=[OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()])
-            try:
-                version = await cv.api_version(self._client, node, OffsetCommitRequest, _MAX_COMMIT_VERSION)
-                resp = await cv.send(self._client, node, req, version,
-                                     timeout_ms=max(1.0, (deadline - time.monotonic()) * 1000))
-            except Errors.KafkaError as exc:
-                if not (exc.retriable or isinstance(exc, Errors.KafkaConnectionError)):
-                    raise
-                self._m.coordinator_dead(exc)
-                await self._retry_or_timeout(deadline, exc, "commit")
+            answer = await self._round_trip(node, OffsetCommitRequest, _same(req), _MAX_COMMIT_VERSION, retry)
+            if answer is None:
                 continue
-            retry: BaseException | None = None
+            resp = answer[1]
+            again: BaseException | None = None
             for t in resp.topics:
                 for p in t.partitions:
                     code = p.error_code
@@ -114,10 +113,10 @@ class Committer:
                     tp = TopicPartition(t.name, p.partition_index)
                     if Errors.coordinator_moved(code):
                         self._m.coordinator_dead(Errors.for_code(code)())
-                        retry = Errors.for_code(code)()
+                        again = Errors.for_code(code)()
                     elif code in _RETRY_ERRORS or Errors.for_code(code).member_epoch_stale:
                         # STALE_MEMBER_EPOCH (KIP-848): the next heartbeat brings the epoch; retry with it.
-                        retry = Errors.for_code(code)()
+                        again = Errors.for_code(code)()
                     elif membership_over(code):
                         self._m.member_error(code)
                         raise Errors.CommitFailedError(
@@ -129,39 +128,35 @@ class Committer:
                             "commit failed: the group is rebalancing; poll() to finish it, then commit again")
                     else:
                         raise Errors.for_code(code)(f"commit of {tp.topic}[{tp.partition}]")
-            if retry is None:
+            if again is None:
                 self._m.metrics.commits += 1
                 self._m.metrics.commit_latency.record(time.monotonic() - started)
                 return
-            await self._retry_or_timeout(deadline, retry, "commit")
+            await self._pause(retry, again)
 
     async def fetch(self, partitions: set[TopicPartition],
                     timeout: float) -> dict[TopicPartition, OffsetAndMetadata | None]:
         """The group's committed offsets for ``partitions`` (None where nothing is committed)."""
         if not partitions:
             return {}
-        deadline = time.monotonic() + timeout
+        retry = Retry("fetching committed offsets", timeout, self._backoff, wait_out=True)
         by_topic: dict[str, list[int]] = {}
         for tp in sorted(partitions):
             by_topic.setdefault(tp.topic, []).append(tp.partition)
         while True:
-            node = await self._m.ensure_coordinator(deadline)
-            try:
-                version = await cv.api_version(self._client, node, OffsetFetchRequest, _MAX_FETCH_VERSION)
-                resp = await cv.send(self._client, node, self._fetch_request(version, by_topic), version,
-                                     timeout_ms=max(1.0, (deadline - time.monotonic()) * 1000))
-            except Errors.KafkaError as exc:
-                if not (exc.retriable or isinstance(exc, Errors.KafkaConnectionError)):
-                    raise
-                self._m.coordinator_dead(exc)
-                await self._retry_or_timeout(deadline, exc, "fetching committed offsets")
+            node = await self._m.ensure_coordinator(retry.deadline)
+            answer = await self._round_trip(node, OffsetFetchRequest,
+                                            lambda v: self._fetch_request(v, by_topic), _MAX_FETCH_VERSION,
+                                            retry)
+            if answer is None:
                 continue
-            out, retry = self._fetched(resp, version)
-            if retry is None:
+            version, resp = answer
+            out, again = self._fetched(resp, version)
+            if again is None:
                 for tp in partitions:
                     out.setdefault(tp, None)
                 return out
-            await self._retry_or_timeout(deadline, retry, "fetching committed offsets")
+            await self._pause(retry, again)
 
     def _fetch_request(self, version: int, by_topic: dict[str, list[int]]) -> OffsetFetchRequest:
         if version >= 8:
@@ -206,10 +201,25 @@ class Committer:
                                                 p.committed_leader_epoch)
         return out, retry
 
-    async def _retry_or_timeout(self, deadline: float, exc: BaseException, what: str) -> None:
-        left = deadline - time.monotonic()
-        if left <= 0:
+    async def _round_trip(self, node: int, request_cls: type, build: Callable[[int], Any], max_version: int,
+                          retry: Retry) -> tuple[int, Any] | None:
+        """Send ``build(version)`` to the coordinator ``node``: (version, answer), or None after a lost
+        connection or a retriable failure (the coordinator is looked up again, after the backoff)."""
+        try:
+            version = await cv.api_version(self._client, node, request_cls, max_version)
+            return version, await cv.send(self._client, node, build(version), version,
+                                          timeout_ms=max(1.0, retry.remaining() * 1000))
+        except Errors.KafkaError as exc:
+            if not (exc.retriable or isinstance(exc, Errors.KafkaConnectionError)):
+                raise
+            self._m.coordinator_dead(exc)
+            await self._pause(retry, exc)
+            return None
+
+    async def _pause(self, retry: Retry, exc: BaseException) -> None:
+        """The backoff before the next attempt (net/retry.py); KafkaTimeoutError naming the group and the
+        last error when none can start before the deadline."""
+        log.debug("%s: %s; retrying", retry.what, exc)
+        if not await retry.pause():
             raise Errors.KafkaTimeoutError(
-                f"{what} for group {self._group_id!r} timed out; last error: {exc}")
-        log.debug("%s: %s; retrying", what, exc)
-        await asyncio.sleep(min(self._retry_backoff, left))
+                f"{retry.what} for group {self._group_id!r} timed out; last error: {exc}") from exc

@@ -38,6 +38,7 @@ from .assignors import make_assignors
 from .coordinator import GroupCoordinator
 from .fetcher import Fetcher
 from .group848 import ConsumerGroupCoordinator
+from .membership import GroupMembership
 from .metrics import ConsumerMetrics, collect
 from .offsets import EARLIEST, LATEST, OffsetAndTimestamp, OffsetLookup
 from .positions import PositionResolver
@@ -83,7 +84,7 @@ class Consumer(Generic[KT, VT]):
                                   {"group_id": cfg.group_id} if cfg.group_id else None)
         self._offsets = OffsetLookup(self._client, cfg.isolation_level, cfg.retry_backoff_ms,
                                      cfg.retry_backoff_max_ms)
-        self._coordinator: GroupCoordinator | None = None
+        self._coordinator: GroupMembership | None = None
         _check_group_protocol(cfg, settings)
         if cfg.group_id is not None:
             group_cls = ConsumerGroupCoordinator if cfg.group_protocol == "consumer" else GroupCoordinator
@@ -674,7 +675,7 @@ class Consumer(Generic[KT, VT]):
                 {tp: self._subs.lead(tp) for tp in tps})
 
     # -- helpers -----------------------------------------------------------------------------------------
-    def _require_group(self, what: str) -> GroupCoordinator:
+    def _require_group(self, what: str) -> GroupMembership:
         if self._coordinator is None:
             raise Errors.IllegalStateError(f"{what}() needs a group_id")
         return self._coordinator

@@ -1,14 +1,10 @@
-"""Group membership: find the coordinator, join, sync, heartbeat, rebalance, leave.
+"""The classic group protocol: JoinGroup, SyncGroup, the leader's client-side assignment, LeaveGroup, and
+the metadata watch that makes the leader rebalance when partitions or pattern matches change.
 
-The division of work follows the Java 4 consumer's background thread (and aiokafka's coordination task). A
-heartbeat task keeps the session alive and notices rebalances, expired generations and a missed
-``max_poll_interval_ms``; a membership task (:meth:`GroupCoordinator.membership_round`) does what changes
-what the application owns: revoking (committing first, with auto-commit), JoinGroup/SyncGroup, installing the
-assignment, and the rebalance listener's callbacks. So a consumer that is started but not polling still gets
-its assignment (``Consumer.wait_for_assignment``) and follows rebalances, until ``max_poll_interval_ms`` after
-its last ``poll()``: then it leaves the group and does no group work until the application polls again, as
-Java's. ``poll()`` (:meth:`GroupCoordinator.poll`) only raises what the membership task ran into, wakes it,
-and auto-commits the positions of records handed out before (at-least-once).
+What every group protocol shares (lifecycle, ``poll()``, the membership task, commits, giving partitions
+up) is :class:`.membership.GroupMembership`'s; the coordinator, the heartbeat task and the leave are the
+:class:`.group_session.GroupSession`'s; the classic heartbeat is a strategy (:mod:`.heartbeat`) of the one
+heartbeat driver.
 
 Rebalance protocols: EAGER revokes everything before rejoining. COOPERATIVE (KIP-429, with
 ``cooperative-sticky`` alone) keeps consuming owned partitions during the rebalance; partitions missing
@@ -19,7 +15,6 @@ new owner in a second round.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import enum
 import logging
 import time
@@ -28,7 +23,6 @@ from typing import Any
 
 from .. import errors as Errors
 from .._state import Stateful, StateMachine, table
-from ..net import run_with_timeout
 from ..protocol.messages.heartbeat import HeartbeatRequest
 from ..protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from ..protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity
@@ -36,7 +30,6 @@ from ..protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAss
 from ..structs import TopicPartition
 from . import cluster_view as cv
 from .assignors import Assignor, RebalanceProtocol, rebalance_protocol
-from .committer import Committer
 from .group_protocol import (
     PROTOCOL_TYPE,
     Assignment,
@@ -44,9 +37,12 @@ from .group_protocol import (
     decode_assignment,
     encode_subscription,
 )
-from .heartbeat import Heartbeat
+from .group_session import end_tasks
+from .heartbeat import ClassicHeartbeat
+from .heartbeat_driver import HeartbeatDriver
 from .leader_assign import explain_inconsistent, leader_assign
 from .listener import call_listener
+from .membership import GroupMembership
 from .metrics import ConsumerMetrics
 from .subscription import SubscriptionState, SubscriptionType
 
@@ -81,69 +77,34 @@ class _Rejoin(Exception):
     """Internal: the join/sync round must start over (after adjusting member id or coordinator)."""
 
 
-class GroupCoordinator(Stateful[ClassicState]):
-    """One consumer's membership in one group (the Java ConsumerCoordinator's job)."""
+class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
+    """One consumer's membership in one classic group (the Java ConsumerCoordinator's job)."""
 
     def __init__(self, client: cv.ConsumerClient, subscription: SubscriptionState, config: Any,
                  assignors: list[Assignor],
                  metrics: ConsumerMetrics, on_revoke: Callable[[set[TopicPartition]], None]) -> None:
-        self._client = client
-        self._subs = subscription
-        self.metrics = metrics
-        self._on_revoke = on_revoke
-        self.group_id: str = config.group_id
-        self.group_instance_id: str | None = config.group_instance_id
-        self._client_rack: str | None = getattr(config, "client_rack", None)
+        super().__init__(client, subscription, config, metrics, on_revoke)
         self._session_timeout_ms: int = config.session_timeout_ms
-        self._max_poll_interval = config.max_poll_interval_ms / 1000.0
-        self._rebalance_timeout_ms: int = config.rebalance_timeout_ms or config.max_poll_interval_ms
+        #: The pause before the second JoinGroup of a cooperative rebalance (docs/consumer.md).
         self._retry_backoff = config.retry_backoff_ms / 1000.0
-        self._request_timeout = config.request_timeout_ms / 1000.0
         self._metadata_max_age = config.metadata_max_age_ms / 1000.0
         self._exclude_internal: bool = config.exclude_internal_topics
-        self._auto_commit: bool = config.enable_auto_commit
-        self._auto_commit_interval = config.auto_commit_interval_ms / 1000.0
         self.assignors = assignors
         self.protocol = rebalance_protocol(assignors)
-        self.committer = Committer(client, self, self.group_id, config.isolation_level == "read_committed",
-                                   config.retry_backoff_ms)
-        self.coordinator_id: int | None = None
-        self._coordinator_lookup: asyncio.Task[int] | None = None
-        self.member_id = ""
-        self.generation = -1
         self._sm: StateMachine[ClassicState] = StateMachine("classic member", CLASSIC, ClassicState.UNJOINED)
         self.protocol_name: str | None = None
         self.leader_id: str | None = None
         self.rejoin_needed = True
         self._rejoin_reason = "initial join"
-        #: Partitions owned in a generation that ended behind our back (lost, not revoked).
-        self._lost: set[TopicPartition] = set()
         self._join_task: asyncio.Task[Assignment] | None = None
         self._join_started = 0.0
         self._join_delay = 0.0
-        self._heartbeat_task: asyncio.Task[None] | None = None
-        self._heartbeat = Heartbeat(self, client, config, metrics)
+        self._join_failures = 0  # join rounds in a row that failed (the backoff grows with them)
+        heartbeat = ClassicHeartbeat(self, client, config, metrics)
+        self._driver = HeartbeatDriver(self.session, heartbeat, heartbeat, client, config,
+                                       config.heartbeat_interval_ms / 1000.0)
         self._metadata_task: asyncio.Task[None] | None = None
-        self._auto_commit_task: asyncio.Task[None] | None = None
-        #: One commit at a time, in the order asked (aiokafka's commit lock): an auto-commit started by a
-        #: poll never lands after, and overwrites, a commit() the application made after that poll.
-        self._commit_lock = asyncio.Lock()
-        self._commits = 0  # commits made; _committed_at: the partition's last one
-        self._committed_at: dict[TopicPartition, int] = {}
-        self._leave_task: asyncio.Task[None] | None = None
-        self._failure: BaseException | None = None
-        self._last_poll = time.monotonic()
-        self._next_auto_commit = time.monotonic() + self._auto_commit_interval
-        self._last_committed: dict[TopicPartition, Any] = {}
         self._assignment_snapshot: dict[str, int] = {}
-        self._closed = False
-        #: Set as close() begins: a poll() resuming after an await must not touch the join state.
-        self._closing = False
-        #: Set when the membership task finished a round or failed: a waiting poll() looks again.
-        self.wakeup = asyncio.Event()
-        #: Set when the membership task has work (rejoin, lost partitions, a new subscription).
-        self._work = asyncio.Event()
-        self._membership_task: asyncio.Task[None] | None = None
         #: The generation whose assignment was installed last (listener called); -1 before the first.
         self._installed_generation = -1
         #: revoke_before_every_join: on_partitions_revoked(set()) was called for the rebalance under way.
@@ -153,137 +114,39 @@ class GroupCoordinator(Stateful[ClassicState]):
     def start(self) -> None:
         loop = asyncio.get_running_loop()
         self._last_poll = time.monotonic()  # max_poll_interval_ms counts from start() until the first poll
-        if self._heartbeat_task is None:
-            self._heartbeat.start()
-            self._heartbeat_task = self._heartbeat.task
+        self.session.start_heartbeat(self._driver.run, self._HEARTBEAT_TASK)
         if self._metadata_task is None:
             self._metadata_task = loop.create_task(self._metadata_loop(), name="aiokafka_lite-group-metadata")
         self._start_membership()
 
-    def _start_membership(self) -> None:
-        if self._membership_task is None:
-            self._membership_task = asyncio.get_running_loop().create_task(
-                self._membership_loop(), name="aiokafka_lite-group-membership")
-            self._work.set()
-
-    async def close(self, commit: bool, timeout: float) -> None:
-        """Auto-commit (if on), give partitions back through the listener, leave the group, stop tasks."""
-        self._closing = True
-        self.wakeup.set()
-        self._work.set()
-        deadline = time.monotonic() + timeout
-        membership = self._membership_task
-        if membership is not None and not membership.done() and membership is not asyncio.current_task():
-            # A rebalance in progress (maybe inside the listener) ends here; close() hands back what is owned.
-            membership.cancel()
-            with contextlib.suppress(BaseException):
-                await membership
+    async def _end_round(self) -> None:
         if self._join_task is not None and not self._join_task.done():
             # A broker holds JoinGroup until the rebalance completes, and everything after it on the
             # same connection waits: drop that connection so the commit and LeaveGroup go through.
-            self._join_task.cancel()
-            with contextlib.suppress(BaseException):
-                await self._join_task
+            await end_tasks(self._join_task)
             self._join_task = None
             self._round_over()
             if self.coordinator_id is not None:
                 cv.close_connection(self._client, self.coordinator_id, JoinGroupRequest)
-        try:
-            if commit and self._auto_commit and self._subs.assigned_partitions():
-                try:
-                    await self.commit_sync(self._subs.all_consumed(), max(0.1, deadline - time.monotonic()))
-                except Errors.KafkaError as exc:
-                    log.warning("auto-commit on close failed: %s", exc)
-            if self._subs.partitions_auto_assigned and self.generation >= 0:
-                assigned = self._subs.assigned_partitions()
-                if assigned:
-                    await call_listener(self._subs.listener, "on_partitions_revoked", assigned)
-            await self._maybe_leave_group("the consumer is closing", deadline)
-        finally:
-            self._closed = True
-            tasks = tuple(t for t in (self._heartbeat_task, self._metadata_task, self._join_task,
-                                      self._auto_commit_task, self._coordinator_lookup, self._leave_task,
-                                      self._membership_task) if t is not asyncio.current_task())
-            for task in tasks:
-                if task is not None and not task.done():
-                    task.cancel()
-            for task in tasks:
-                if task is not None:
-                    with contextlib.suppress(BaseException):
-                        await task
 
-    def raise_if_failed(self) -> None:
-        if self._failure is not None:
-            exc, self._failure = self._failure, None
-            self._work.set()  # the membership task waited for the application to learn it; go on
-            raise exc
-        for task in (self._heartbeat_task, self._metadata_task, self._membership_task):
-            if task is not None and task.done() and not self._closed:
-                exc2 = task.exception() if not task.cancelled() else None
-                raise Errors.KafkaError(f"the group task {task.get_name()} ended unexpectedly: {exc2!r}") \
-                    from exc2
+    def _protocol_tasks(self) -> tuple[asyncio.Task[Any] | None, ...]:
+        return (self._metadata_task,)
 
-    def fail(self, exc: BaseException) -> None:
-        """A background task failed: the next poll() raises ``exc``."""
-        self._failure = exc
-        self.wakeup.set()
+    def _tasks_to_end(self) -> tuple[asyncio.Task[Any] | None, ...]:
+        return self._metadata_task, self._join_task
 
-    def kick(self) -> None:
-        """Group work is due (a rejoin, lost partitions, a new subscription): wake the membership task."""
-        self._work.set()
-        self.wakeup.set()
+    def _commit_must_wait(self) -> bool:
+        return self._join_task is not None
 
     def work_due(self) -> bool:
-        """Does the membership task have something to do (poll()'s fast path is closed meanwhile)?"""
         return self._subs.partitions_auto_assigned and bool(
             self.rejoin_needed or self._join_task is not None or self._lost or self._subs.needs_rejoin)
 
     def has_assignment(self) -> bool:
-        """The group's assignment for the current subscription is installed (listener called) and no
-        rebalance is pending: what ``Consumer.wait_for_assignment`` waits for."""
         return (self._subs.partitions_auto_assigned and self.state is ClassicState.STABLE
                 and not self.work_due())
 
-    # -- coordinator discovery ---------------------------------------------------------------------------
-    async def ensure_coordinator(self, deadline: float) -> int:
-        """The coordinator's node id, looked up (once for all concurrent callers) when unknown."""
-        while self.coordinator_id is None:
-            if self._coordinator_lookup is None or self._coordinator_lookup.done():
-                self._coordinator_lookup = asyncio.get_running_loop().create_task(
-                    cv.find_coordinator(self._client, self.group_id), name="aiokafka_lite-find-coordinator")
-            lookup = self._coordinator_lookup
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise Errors.KafkaTimeoutError(f"no coordinator found for group {self.group_id!r}")
-            try:
-                node = await run_with_timeout(asyncio.shield(lookup), left)
-            except asyncio.CancelledError:
-                if self._closed and lookup.cancelled():  # close() stopped the shared lookup, not our caller
-                    raise Errors.ConsumerStoppedError("the consumer is stopped") from None
-                raise
-            except asyncio.TimeoutError:
-                raise Errors.KafkaTimeoutError(f"no coordinator found for group {self.group_id!r}") from None
-            except Errors.KafkaError as exc:
-                if not (exc.retriable or exc.coordinator_moved):
-                    raise
-                log.debug("finding the coordinator of %r: %s", self.group_id, exc)
-                await asyncio.sleep(min(self._retry_backoff, max(0.0, deadline - time.monotonic())))
-                continue
-            self.coordinator_id = node
-        return self.coordinator_id
-
-    def coordinator_dead(self, reason: BaseException) -> None:
-        if self.coordinator_id is not None:
-            log.info("group %r: coordinator %s unusable (%s); looking it up again", self.group_id,
-                     self.coordinator_id, reason)
-        self.coordinator_id = None
-
     # -- state changes requested by heartbeats, commits, metadata ----------------------------------------
-    def commit_identity(self) -> tuple[int, str]:
-        if self._subs.partitions_auto_assigned:
-            return self.generation, self.member_id
-        return -1, ""  # a "simple" consumer group: assign() plus commits
-
     def leave_in_background(self, reason: str) -> None:
         """unsubscribe(): leave now so the group rebalances; a later subscribe() joins afresh."""
         self.rejoin_needed = True
@@ -326,59 +189,7 @@ class GroupCoordinator(Stateful[ClassicState]):
         installed = self.generation >= 0 and self._installed_generation == self.generation
         self._to(ClassicState.STABLE if installed else ClassicState.UNJOINED)
 
-    # -- what poll() does, and the membership task -------------------------------------------------------
-    def note_poll(self) -> None:
-        self._last_poll = time.monotonic()
-        self.metrics.last_poll = self._last_poll
-
-    def quick_poll(self) -> bool:
-        """The poll-time work when there is none but auto-commit: True if nothing else is due."""
-        if self._failure is not None or self.work_due():
-            return False
-        self.note_poll()
-        self._maybe_auto_commit()
-        return True
-
-    def poll(self) -> None:
-        """The application polled: raise what the membership task ran into, wake it if work is due (after
-        a poll timeout it waits for this), auto-commit what earlier polls handed out."""
-        self.raise_if_failed()
-        self.note_poll()
-        self.wakeup.clear()
-        if self.work_due():
-            self._work.set()
-        self._maybe_auto_commit()
-
-    def _poll_overdue(self) -> bool:
-        return time.monotonic() - self._last_poll > self._max_poll_interval
-
-    async def _membership_loop(self) -> None:
-        """Rounds of group work whenever some is due, until close(). A round's failure waits for the
-        application to learn it (the next poll() raises it), then the work resumes: one try per poll, as
-        when poll() did the work itself."""
-        while not self._closing:
-            await self._work.wait()
-            self._work.clear()
-            if self._closing:
-                return
-            if self._failure is not None or self._poll_overdue() or not self.work_due():
-                continue
-            try:
-                await self.membership_round()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                if self._closing:
-                    return
-                log.info("group %r: rebalance failed: %r", self.group_id, exc)
-                self.fail(exc)
-            else:
-                self.wakeup.set()
-                if not self._work.is_set() and self.work_due():
-                    # Not finished (a KIP-848 target naming topics metadata does not know yet): again soon.
-                    await asyncio.sleep(self._retry_backoff)
-                    self._work.set()
-
+    # -- the membership task's round: revoke, join, sync, install -----------------------------------------
     async def membership_round(self, deadline: float | None = None) -> None:
         """Group work due now: revoke, join, sync, install. With a ``deadline`` (tests), returns then with
         a join still running (the next round resumes it); the membership task passes none."""
@@ -446,46 +257,9 @@ class GroupCoordinator(Stateful[ClassicState]):
         """The membership that owns the partitions being revoked is still current."""
         return self.generation >= 0
 
-    async def _commit_then_revoke(self, revoked: set[TopicPartition]) -> bool:
-        """The one path that gives partitions up on a rebalance (classic eager or cooperative, KIP-848):
-        with auto-commit, commit what was consumed from them first (the next owner starts there); then
-        revoke them and call the listener. False, with nothing revoked, when the membership is over (maybe
-        the commit just found out): the caller hands them over as lost instead (group_rules)."""
-        if self._auto_commit and self.generation >= 0 and self._still_member():
-            consumed = {tp: om for tp, om in self._subs.all_consumed().items() if tp in revoked}
-            try:
-                await self.commit_sync(consumed, self._request_timeout)
-            except Errors.KafkaError as exc:
-                log.warning("group %r: auto-commit before revoking failed: %s", self.group_id, exc)
-        if not self._still_member():
-            return False
-        await self._revoke(revoked)
-        return True
-
-    async def _revoke(self, revoked: set[TopicPartition]) -> None:
-        self._lost -= revoked
-        await self._give_up(revoked, "on_partitions_revoked")
-
-    async def _lose_partitions(self) -> None:
-        lost = self._lost & self._subs.assigned_partitions()
-        self._lost = set()
-        if not lost:
-            return
-        log.info("group %r: partitions lost: %s", self.group_id, sorted(lost))
-        await self._give_up(lost, "on_partitions_lost")
-
-    async def _give_up(self, partitions: set[TopicPartition], callback: str) -> None:
-        """Revoked or lost: no more records from ``partitions`` reach poll(); the listener is told, and
-        they leave the assignment whatever it does."""
-        self._subs.mark_pending_revocation(partitions)
-        try:
-            await call_listener(self._subs.listener, callback, partitions)
-        finally:
-            self._subs.remove_assigned(partitions)
-            self._on_revoke(partitions)
-
     async def _install(self, assignment: Assignment) -> None:
         self._lost = set()  # superseded by the new generation's assignment
+        self._join_failures = 0
         new = set(assignment.partitions)
         if self._subs.subscription_type is SubscriptionType.AUTO_TOPICS:
             new = {tp for tp in new if tp.topic in self._subs.subscription}
@@ -594,9 +368,15 @@ class GroupCoordinator(Stateful[ClassicState]):
     async def _transport_error(self, exc: Errors.KafkaError) -> None:
         if exc.retriable or isinstance(exc, Errors.KafkaConnectionError):
             self.coordinator_dead(exc)
-            await asyncio.sleep(self._retry_backoff)
+            await self._back_off()
             return
         raise exc
+
+    async def _back_off(self) -> None:
+        """Before the next JoinGroup after a failed one: the session's backoff (net/retry.py), growing with
+        the failures in a row until a round installs an assignment."""
+        self._join_failures += 1
+        await asyncio.sleep(self.session.backoff.delay(self._join_failures))
 
     async def _join_error(self, code: int, member_id: str | None, what: str) -> None:
         exc = Errors.for_code(code)(f"{what} in group {self.group_id!r}")
@@ -613,10 +393,10 @@ class GroupCoordinator(Stateful[ClassicState]):
             raise _Rejoin()
         if Errors.coordinator_moved(code):
             self.coordinator_dead(exc)
-            await asyncio.sleep(self._retry_backoff)
+            await self._back_off()
             raise _Rejoin()
         if code in (Errors.CoordinatorLoadInProgressError.errno, Errors.RebalanceInProgressError.errno):
-            await asyncio.sleep(self._retry_backoff)
+            await self._back_off()
             raise _Rejoin()
         if code == Errors.InconsistentGroupProtocolError.errno:
             raise Errors.InconsistentGroupProtocolError(await explain_inconsistent(
@@ -637,10 +417,8 @@ class GroupCoordinator(Stateful[ClassicState]):
         return HeartbeatRequest(group_id=self.group_id, generation_id=self.generation,
                                 member_id=self.member_id, group_instance_id=self.group_instance_id)
 
-    def polled_at(self) -> float:
-        return self._last_poll
-
     async def leave_after_poll_timeout(self) -> None:
+        self._warn_poll_overdue()
         await self._maybe_leave_group("consumer poll timeout has expired",
                                       time.monotonic() + self._request_timeout)
         self._end_generation()
@@ -653,23 +431,16 @@ class GroupCoordinator(Stateful[ClassicState]):
         # Static members keep their id across restarts; leaving would trigger the rebalance they avoid.
         if self.group_instance_id is not None or not self.member_id:
             return
-        try:
-            # The coordinator may be unknown just now (it moved, or its connection broke): find it within
-            # the close deadline, or the group waits a whole session timeout for this member.
-            node = self.coordinator_id
-            if node is None:
-                node = await self.ensure_coordinator(deadline)
-            version = await cv.api_version(self._client, node, LeaveGroupRequest)
+        member_id = self.member_id
+
+        def request(version: int) -> LeaveGroupRequest:
             if version >= 3:
-                req = LeaveGroupRequest(group_id=self.group_id, members=[
-                    MemberIdentity(member_id=self.member_id, group_instance_id=None, reason=reason)])
-            else:
-                req = LeaveGroupRequest(group_id=self.group_id, member_id=self.member_id)
-            await cv.send(self._client, node, req, version,
-                          timeout_ms=max(100.0, (deadline - time.monotonic()) * 1000))
-            log.info("group %r: member %s left (%s)", self.group_id, self.member_id, reason)
-        except Errors.KafkaError as exc:
-            log.info("group %r: LeaveGroup failed (%s); the session will expire instead", self.group_id, exc)
+                return LeaveGroupRequest(group_id=self.group_id, members=[
+                    MemberIdentity(member_id=member_id, group_instance_id=None, reason=reason)])
+            return LeaveGroupRequest(group_id=self.group_id, member_id=member_id)
+
+        if await self.session.leave(LeaveGroupRequest, request, deadline):
+            log.info("group %r: member %s left (%s)", self.group_id, member_id, reason)
         self.member_id = ""
         self._end_generation()
 
@@ -714,50 +485,3 @@ class GroupCoordinator(Stateful[ClassicState]):
             log.exception("group %r: metadata task failed", self.group_id)
             self.fail(exc)
             raise
-
-    # -- commits -----------------------------------------------------------------------------------------
-    async def commit_sync(self, offsets: dict[TopicPartition, Any], timeout: float) -> None:
-        """Commit ``offsets`` after any commit already under way; KafkaTimeoutError after ``timeout``."""
-        deadline = time.monotonic() + timeout
-        try:
-            await asyncio.wait_for(self._commit_lock.acquire(), timeout)
-        except TimeoutError:
-            raise Errors.KafkaTimeoutError(f"commit waited {timeout:.1f}s for the commit before it") from None
-        try:
-            await self._commit_now(offsets, max(0.0, deadline - time.monotonic()))
-        finally:
-            self._commit_lock.release()
-
-    async def _commit_now(self, offsets: dict[TopicPartition, Any], timeout: float) -> None:
-        await self.committer.commit(offsets, timeout)
-        self._last_committed.update(offsets)
-        self._commits += 1
-        self._committed_at.update(dict.fromkeys(offsets, self._commits))
-
-    def _maybe_auto_commit(self) -> None:
-        if not self._auto_commit or time.monotonic() < self._next_auto_commit:
-            return
-        if self._join_task is not None:
-            return  # it would queue behind the JoinGroup on the coordinator's connection
-        if self._auto_commit_task is not None and not self._auto_commit_task.done():
-            return
-        self._next_auto_commit = time.monotonic() + self._auto_commit_interval
-        pending = {tp: om for tp, om in self._subs.all_consumed().items()
-                   if self._last_committed.get(tp) != om}
-        if not pending:
-            return
-        if self._subs.partitions_auto_assigned and self.generation < 0:
-            return
-        self._auto_commit_task = asyncio.get_running_loop().create_task(
-            self._auto_commit_once(pending, self._commits), name="aiokafka_lite-auto-commit")
-
-    async def _auto_commit_once(self, offsets: dict[TopicPartition, Any], since: int) -> None:
-        """Commit what the poll that started it had handed out before, in turn with commit(); a partition
-        committed since that poll keeps the newer commit."""
-        try:
-            async with self._commit_lock:
-                offsets = {tp: om for tp, om in offsets.items() if self._committed_at.get(tp, 0) <= since}
-                if offsets:
-                    await self._commit_now(offsets, self._request_timeout)
-        except Errors.KafkaError as exc:
-            log.warning("group %r: auto-commit failed: %s", self.group_id, exc)

@@ -1,20 +1,20 @@
 """The consumer group protocol of KIP-848 (``group_protocol="consumer"``): the driver around
 :class:`~.member848.ConsumerGroupMember`.
 
-It keeps the classic coordinator's plumbing (finding the coordinator, commits, the rebalance listener's
-calls, auto-commit, close) and replaces what differs: no JoinGroup/SyncGroup and no client-side assignor;
-one heartbeat task sends ConsumerGroupHeartbeat at the interval the coordinator asks for (at once when
-joining or reporting a change) and hands the answers to the state machine. What changes ownership runs
-in the membership task, as in the classic protocol (and as the Java 4 consumer's background thread
-reconciles): partitions the coordinator took
-away are committed (with auto-commit) and revoked before they are reported given up, then new ones are
-added; the listener sees only those changes (KIP-848 moves partitions incrementally, never all at once).
+It shares the membership plumbing with the classic protocol (:class:`.membership.GroupMembership`: commits,
+the rebalance listener's calls, auto-commit, close; the :class:`.group_session.GroupSession`: the
+coordinator, the heartbeat task, the leave) and does what differs itself: no JoinGroup/SyncGroup and no
+client-side assignor; one heartbeat task sends ConsumerGroupHeartbeat at the interval the coordinator asks
+for (at once when joining or reporting a change) and hands the answers to the state machine. What changes
+ownership runs in the membership task, as in the classic protocol (and as the Java 4 consumer's background
+thread reconciles): partitions the coordinator took away are committed (with auto-commit) and revoked
+before they are reported given up, then new ones are added; the listener sees only those changes (KIP-848
+moves partitions incrementally, never all at once).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 import uuid
@@ -26,11 +26,11 @@ from ..protocol.messages.consumer_group_heartbeat import ConsumerGroupHeartbeatR
 from ..structs import TopicPartition
 from . import cluster_view as cv
 from .assignors import Assignor
-from .coordinator import GroupCoordinator
-from .group_rules import Outcome
+from .group_rules import Outcome, verdict
 from .heartbeat_driver import HeartbeatDriver, heartbeat_version
 from .listener import call_listener
 from .member848 import ConsumerGroupMember, MemberState
+from .membership import GroupMembership
 from .metrics import ConsumerMetrics
 from .subscription import SubscriptionState, SubscriptionType
 
@@ -43,29 +43,28 @@ _DEFAULT_INTERVAL = 5.0
 CLASSIC_ONLY_SETTINGS = ("partition_assignment_strategy", "session_timeout_ms", "heartbeat_interval_ms")
 
 
-class ConsumerGroupCoordinator(GroupCoordinator):
+class ConsumerGroupCoordinator(GroupMembership):
     """Membership in a KIP-848 group: heartbeats, incremental reconciliation, epochs on commits."""
 
     def __init__(self, client: cv.ConsumerClient, subscription: SubscriptionState, config: Any,
                  assignors: list[Assignor],
                  metrics: ConsumerMetrics, on_revoke: Callable[[set[TopicPartition]], None]) -> None:
-        super().__init__(client, subscription, config, assignors, metrics, on_revoke)
+        super().__init__(client, subscription, config, metrics, on_revoke)  # the coordinator assigns
         self.member = ConsumerGroupMember(
             self.group_id, instance_id=config.group_instance_id, rack_id=self._client_rack,
             rebalance_timeout_ms=self._rebalance_timeout_ms, server_assignor=config.group_remote_assignor)
         self.member_id = self.member.member_id
-        self._driver = HeartbeatDriver(self, self.member, client, config, f"group {self.group_id!r}",
-                                       _DEFAULT_INTERVAL)
+        self._driver = HeartbeatDriver(self.session, self, self.member, client, config, _DEFAULT_INTERVAL)
         #: No heartbeat before this, urgent or not: a member fenced again and again (librdkafka's mock
         #: answers a second live static member so) must not rejoin in a tight loop.
         self._not_before = 0.0
 
+    _HEARTBEAT_TASK = "aiokafka_lite-group-heartbeat"
+
     # -- lifecycle ---------------------------------------------------------------------------------------
     def start(self) -> None:
         self._last_poll = time.monotonic()  # max_poll_interval_ms counts from start() until the first poll
-        if self._heartbeat_task is None:
-            self._heartbeat_task = asyncio.get_running_loop().create_task(
-                self._driver.run(), name="aiokafka_lite-group-heartbeat")
+        self.session.start_heartbeat(self._driver.run, self._HEARTBEAT_TASK)
         self._start_membership()
 
     async def check_broker(self, timeout: float) -> None:
@@ -81,11 +80,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         await self.heartbeat_version(node)
 
     async def close(self, commit: bool, timeout: float) -> None:
-        task = self._heartbeat_task
-        if task is not None and not task.done():
-            task.cancel()  # nothing may heartbeat after the leave heartbeat
-            with contextlib.suppress(BaseException):
-                await task
+        await self.session.stop_heartbeat()  # nothing may heartbeat after the leave heartbeat
         await super().close(commit, timeout)
 
     # -- what commits, the consumer and the listener plumbing ask ---------------------------------------
@@ -96,7 +91,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
 
     def member_error(self, code: int) -> None:
         """A commit found the member unknown or fenced: its partitions are lost; rejoin at epoch 0."""
-        if Errors.for_code(code).member_fenced:
+        if verdict(code) is Outcome.LOST:
             self.member.fence()
             self._sync_generation()
         self.kick()
@@ -196,9 +191,6 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         return out
 
     # -- the heartbeat: the shared driver, and what this protocol adds to it ---------------------------
-    def is_closed(self) -> bool:
-        return self._closed
-
     async def heartbeat_version(self, node: int) -> int:
         return await heartbeat_version(
             self._client, node, ConsumerGroupHeartbeatRequest, f"group {self.group_id!r}",
@@ -218,7 +210,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         if now < self._not_before:
             await asyncio.sleep(self._not_before - now)
             return True
-        if self.member.state is not MemberState.JOINING and now - self._last_poll > self._max_poll_interval:
+        if self.member.state is not MemberState.JOINING and self.poll_overdue():
             await self._poll_timeout()
             return True
         if self._leave_task is not None and not self._leave_task.done():
@@ -235,7 +227,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             log.info("group %r: heartbeat of member %s answered %s", self.group_id, m.member_id,
                      Errors.for_code(resp.error_code).message)
         if outcome is Outcome.LOST:
-            self._not_before = time.monotonic() + self._retry_backoff
+            self._not_before = time.monotonic() + self.session.backoff.delay(1)
             self.kick()
         elif outcome is Outcome.RECONCILE:
             self.kick()
@@ -248,8 +240,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
 
     async def _poll_timeout(self) -> None:
         """poll() overdue by max_poll_interval_ms: leave so a live member gets the partitions (as Java)."""
-        log.warning("group %r: poll() was not called for over %.0f s (max_poll_interval_ms); leaving the "
-                    "group so its partitions go to a live member", self.group_id, self._max_poll_interval)
+        self._warn_poll_overdue()
         req = self.member.poll_timeout()
         self._sync_generation()
         if req is not None:
@@ -284,13 +275,5 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             self._sync_generation()
 
     async def _send_leave(self, req: ConsumerGroupHeartbeatRequest, deadline: float) -> None:
-        try:
-            node = self.coordinator_id
-            if node is None:
-                node = await self.ensure_coordinator(deadline)
-            version = await self.heartbeat_version(node)
-            await cv.send(self._client, node, req, version,
-                          timeout_ms=max(100.0, (deadline - time.monotonic()) * 1000))
-        except Errors.KafkaError as exc:
-            log.info("group %r: leave heartbeat failed (%s); the session will expire instead", self.group_id,
-                     exc)
+        await self.session.leave(ConsumerGroupHeartbeatRequest, lambda _version: req, deadline,
+                                 self.heartbeat_version)

@@ -1,12 +1,12 @@
-"""The heartbeat driver the KIP-848 and share group members share: one task that sends what a sans-I/O
-member builds (:mod:`.member848`, :mod:`.share_member`) at the interval the coordinator names (at once when
-the member says it is urgent), feeds the answers back, and handles what every protocol handles alike:
-transport failures (find the coordinator again, say everything again), COORDINATOR_MOVED and retriable
-errors (back off, then heartbeat at once). What differs is the host's (:class:`HeartbeatDriverHost`): how
-it finds the coordinator and names the protocol's version, what it waits for first (a poll deadline, a
-leave in flight), and what it does with the other outcomes (reconcile, lose partitions, publish an
-assignment, fail). The classic protocol's heartbeat (:mod:`.heartbeat`) carries no assignment and stays
-separate; all three share the fenced rule (:mod:`.group_rules`).
+"""The one heartbeat driver of every group member (classic, KIP-848, share): one task that sends what the
+protocol's member builds (:mod:`.heartbeat` for the classic member, :mod:`.member848`, :mod:`.share_member`)
+at the interval it names (at once when the member says it is urgent), feeds the answers back, and handles
+what every protocol handles alike: transport failures (find the coordinator again, say everything again),
+COORDINATOR_MOVED and retriable errors (back off, then heartbeat at once). The coordinator comes from the
+member's :class:`~.group_session.GroupSession`; what differs is the protocol's strategy
+(:class:`HeartbeatStrategy`): how it names the protocol's version, what it waits for first (a poll deadline,
+a leave in flight), and what it does with the other outcomes (rejoin, lose partitions, reconcile, publish
+an assignment, fail). All three read an answer's error through one rule (:func:`.group_rules.verdict`).
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from .. import errors as Errors
 from ..net import run_with_timeout
 from . import cluster_view as cv
 from .group_rules import Outcome
+from .group_session import GroupSession
 
 log = logging.getLogger(__name__)
 
-__all__ = ["HeartbeatDriver", "HeartbeatDriverHost", "HeartbeatMember", "heartbeat_version"]
+__all__ = ["HeartbeatDriver", "HeartbeatMember", "HeartbeatStrategy", "heartbeat_version"]
 
 
 async def heartbeat_version(client: Any, node: int, request: type, group: str, needs: str,
@@ -48,22 +49,16 @@ class HeartbeatMember(Protocol):
 
     def urgent(self) -> bool: ...
 
-    def heartbeat_request(self) -> Any: ...
+    def heartbeat_request(self) -> Any:
+        """The next heartbeat; None when the member stopped wanting one meanwhile (a classic rebalance)."""
 
     def request_failed(self) -> None: ...
 
     def on_response(self, resp: Any) -> Outcome: ...
 
 
-class HeartbeatDriverHost(Protocol):
-    """What the driver asks of the group it heartbeats for (the KIP-848 coordinator, the share driver)."""
-
-    def is_closed(self) -> bool: ...
-
-    async def ensure_coordinator(self, deadline: float) -> int:
-        """The coordinator's node id, found if unknown."""
-
-    def coordinator_dead(self, reason: BaseException) -> None: ...
+class HeartbeatStrategy(Protocol):
+    """What the driver asks of the protocol it heartbeats for (the classic, KIP-848 and share members)."""
 
     async def heartbeat_version(self, node: int) -> int:
         """The heartbeat's version on ``node``; UnsupportedVersionError, clearly worded, if it has none."""
@@ -81,23 +76,24 @@ class HeartbeatDriverHost(Protocol):
         """Work to do instead of this heartbeat (a poll deadline, a leave first): True when it did some."""
 
     async def answered(self, outcome: Outcome, resp: Any) -> None:
-        """An answer the member read: act on LOST, RECONCILE and FATAL, count it, log its error."""
+        """An answer the member read: act on LOST, RECONCILE, REBALANCE and FATAL, count it, log its error."""
 
     def failed(self, exc: BaseException) -> bool:
         """The task failed with ``exc``: record it for the application; True to end the task with it."""
 
 
 class HeartbeatDriver:
-    """The one heartbeat loop of a KIP-848 or share member."""
+    """The one heartbeat loop of a group member, whatever its protocol."""
 
-    def __init__(self, host: HeartbeatDriverHost, member: HeartbeatMember, client: Any, config: Any,
-                 name: str, default_interval: float) -> None:
-        self._host, self._member, self._client, self._name = host, member, client, name
+    def __init__(self, session: GroupSession, strategy: HeartbeatStrategy, member: HeartbeatMember,
+                 client: Any, config: Any, default_interval: float) -> None:
+        self._session, self._host, self._member, self._client = session, strategy, member, client
         self._request_timeout = config.request_timeout_ms / 1000.0
-        self._retry_backoff = config.retry_backoff_ms / 1000.0
         #: Until the coordinator names its interval (its first answer).
         self._default_interval = default_interval
         self._wake = asyncio.Event()
+        #: Heartbeats in a row that failed or were answered "retry" (the backoff grows with them).
+        self._failures = 0
         #: time.monotonic() when the next heartbeat is due (0: at once).
         self.next = 0.0
 
@@ -105,9 +101,9 @@ class HeartbeatDriver:
         self._wake.set()
 
     async def run(self) -> None:
-        host, m = self._host, self._member
+        session, host, m = self._session, self._host, self._member
         try:
-            while not host.is_closed():
+            while not session.closed:
                 self._wake.clear()
                 host.before_turn()
                 if not m.wants_heartbeat():
@@ -123,7 +119,7 @@ class HeartbeatDriver:
         except asyncio.CancelledError:
             raise
         except BaseException as exc:
-            log.error("%s: heartbeat task failed: %r", self._name, exc)
+            log.error("%s: heartbeat task failed: %r", session.label, exc)
             if host.failed(exc):
                 raise
 
@@ -132,18 +128,21 @@ class HeartbeatDriver:
             await run_with_timeout(self._wake.wait(), max(0.0, seconds))
 
     async def _backoff(self) -> None:
-        await asyncio.sleep(self._retry_backoff)
+        self._failures += 1
+        await asyncio.sleep(self._session.backoff.delay(self._failures))
         self.next = 0.0
 
     async def once(self) -> None:
         """One heartbeat and what its answer means."""
-        host, m = self._host, self._member
+        session, host, m = self._session, self._host, self._member
         interval = (m.heartbeat_interval_ms or self._default_interval * 1000) / 1000.0
         sent = False
         try:
-            node = await host.ensure_coordinator(time.monotonic() + self._request_timeout)
+            node = await session.ensure_coordinator(time.monotonic() + self._request_timeout)
             version = await host.heartbeat_version(node)
             req = m.heartbeat_request()
+            if req is None:
+                return  # the member stopped wanting it meanwhile (a classic rebalance started)
             sent = True
             self.next = time.monotonic() + interval
             resp = await cv.send(self._client, node, req, version,
@@ -155,17 +154,19 @@ class HeartbeatDriver:
                 raise
             if sent:
                 m.request_failed()
-            host.coordinator_dead(exc)
+            session.coordinator_dead(exc)
             await self._backoff()
             return
-        if host.is_closed():
+        if session.closed:
             return
         outcome = m.on_response(resp)
         if m.heartbeat_interval_ms:  # the first answer names the interval the coordinator wants
             self.next = min(self.next, time.monotonic() + m.heartbeat_interval_ms / 1000)
         await host.answered(outcome, resp)
         if outcome is Outcome.COORDINATOR_MOVED:
-            host.coordinator_dead(Errors.for_code(resp.error_code)())
+            session.coordinator_dead(Errors.for_code(resp.error_code)())
             await self._backoff()
         elif outcome is Outcome.RETRY:
             await self._backoff()
+        else:
+            self._failures = 0

@@ -26,25 +26,25 @@ Rules (KIP-848, KIP-1082; the Java client's ConsumerMembershipManager and Heartb
 
 from __future__ import annotations
 
-import base64
 import enum
 import uuid
 from collections.abc import Mapping
 
 from .. import errors as Errors
-from .._state import Stateful, StateMachine, table
+from .._state import StateMachine, table
 from ..protocol.messages.consumer_group_heartbeat import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatRequestTopicPartitions,
     ConsumerGroupHeartbeatResponse,
 )
-from .group_rules import Outcome
+from .group_rules import JOIN_EPOCH, LEAVE_EPOCH, EpochMember, Outcome, new_member_id, verdict
 
 #: An assignment in the protocol's terms: topic id -> partition ids.
 TopicIdAssignment = Mapping[uuid.UUID, frozenset[int]]
 
-JOIN_EPOCH = 0
-LEAVE_EPOCH = -1
+__all__ = ["JOIN_EPOCH", "LEAVE_EPOCH", "LEAVE_STATIC_EPOCH", "MEMBER848", "ConsumerGroupMember",
+           "MemberState", "new_member_id"]
+
 LEAVE_STATIC_EPOCH = -2
 
 
@@ -74,33 +74,21 @@ MEMBER848: dict[MemberState, frozenset[MemberState]] = table({
 })
 
 
-def new_member_id() -> str:
-    """A random member id, 22 URL-safe base64 characters of a UUID (as the Java client makes them)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
-
-
-class ConsumerGroupMember(Stateful[MemberState]):
+class ConsumerGroupMember(EpochMember[MemberState]):
     """One member of a KIP-848 group: its id, epoch, subscription, owned and target assignment."""
 
     def __init__(self, group_id: str, *, instance_id: str | None = None, rack_id: str | None = None,
                  rebalance_timeout_ms: int, server_assignor: str | None = None,
                  member_id: str | None = None) -> None:
-        self.group_id = group_id
+        super().__init__(group_id, rack_id, member_id,
+                         StateMachine("KIP-848 member", MEMBER848, MemberState.UNSUBSCRIBED))
         self.instance_id = instance_id
-        self.rack_id = rack_id
         self.rebalance_timeout_ms = rebalance_timeout_ms
         self.server_assignor = server_assignor
-        self.member_id = member_id or new_member_id()
-        self.epoch = JOIN_EPOCH
-        self._sm: StateMachine[MemberState] = StateMachine("KIP-848 member", MEMBER848,
-                                                           MemberState.UNSUBSCRIBED)
-        #: The coordinator's heartbeat interval (ms) from its last answer; None before one.
-        self.heartbeat_interval_ms: int | None = None
         #: What the member owns (applied, and told to the coordinator or about to be).
         self.owned: dict[uuid.UUID, frozenset[int]] = {}
         #: The last target the coordinator sent and the driver has not applied yet.
         self.target: dict[uuid.UUID, frozenset[int]] | None = None
-        self.fatal_error: Errors.KafkaError | None = None
         #: The coordinator has sent an assignment (possibly empty) since the member last joined.
         self.assignment_known = False
         self._names: tuple[str, ...] = ()
@@ -211,9 +199,7 @@ class ConsumerGroupMember(Stateful[MemberState]):
                 self._sent_owned = sent[1]
         if resp.member_id:
             self.member_id = resp.member_id
-        self.epoch = resp.member_epoch
-        if resp.heartbeat_interval_ms > 0:
-            self.heartbeat_interval_ms = resp.heartbeat_interval_ms
+        self._accepted(resp)
         if resp.assignment is not None:
             self.assignment_known = True
             target = {tp.topic_id: frozenset(tp.partitions) for tp in resp.assignment.topic_partitions
@@ -237,13 +223,11 @@ class ConsumerGroupMember(Stateful[MemberState]):
         if message:
             detail = f"{detail}: {message}"
         self._sent_subscription = self._sent_owned = None  # after any error, say everything again
-        if cls.member_fenced:
+        outcome = verdict(code)
+        if outcome is Outcome.LOST:
             self.fence()
-            return Outcome.LOST
-        if cls.coordinator_moved:
-            return Outcome.COORDINATOR_MOVED
-        if cls.retriable:
-            return Outcome.RETRY
+        if outcome is not Outcome.FATAL:
+            return outcome
         if cls is Errors.UnreleasedInstanceIdError:
             detail += (f" (another consumer with group_instance_id {self.instance_id!r} is still a member; "
                        "stop it or give this one another id)")

@@ -27,15 +27,15 @@ from .offsets import OffsetLookup, first_error
 from .subscription import OffsetResetStrategy, SubscriptionState
 
 if TYPE_CHECKING:
-    from .coordinator import GroupCoordinator
     from .fetcher import Fetcher
+    from .membership import GroupMembership
 
 log = logging.getLogger(__name__)
 
 
 class PositionResolver:
     def __init__(self, subscription: SubscriptionState, fetcher: Fetcher, offsets: OffsetLookup,
-                 coordinator: GroupCoordinator | None, timeout: float, retry_backoff: float = 1.0,
+                 coordinator: GroupMembership | None, timeout: float, retry_backoff: float = 1.0,
                  client: cv.ConsumerClient | None = None) -> None:
         self._subs = subscription
         self._client = client

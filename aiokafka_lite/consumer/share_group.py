@@ -1,6 +1,7 @@
 """The share group driver: finds the coordinator and keeps ShareGroupHeartbeat going for one member.
 
-The heartbeat task (the :class:`~.heartbeat_driver.HeartbeatDriver` the KIP-848 member uses too) sends what
+The heartbeat task (the :class:`~.heartbeat_driver.HeartbeatDriver` every group member uses, run by its
+:class:`~.group_session.GroupSession`, which also finds the coordinator and sends the leave) sends what
 :class:`~.share_member.ShareGroupMember` builds, at the interval the coordinator asks for (at once when
 joining or after a subscription change); this driver turns its assignments (topic ids) into partitions for
 the fetcher. Its failures reach the application through ``poll()``.
@@ -8,19 +9,17 @@ the fetcher. Its failures reach the application through ``poll()``.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
 from .. import errors as Errors
-from ..net import run_with_timeout
 from ..protocol.messages.share_group_heartbeat import ShareGroupHeartbeatRequest
 from ..structs import TopicPartition
 from . import cluster_view as cv
 from .group_rules import Outcome
+from .group_session import GroupSession
 from .heartbeat_driver import HeartbeatDriver, heartbeat_version
 from .share_member import ShareGroupMember
 
@@ -38,35 +37,24 @@ class ShareGroupDriver:
         self._client = client
         self.member = member
         self._on_assignment = on_assignment
-        self._retry_backoff = config.retry_backoff_ms / 1000.0
         self._request_timeout = config.request_timeout_ms / 1000.0
-        self.coordinator: int | None = None
-        self._driver = HeartbeatDriver(self, member, client, config, f"share group {member.group_id!r}",
-                                       _DEFAULT_INTERVAL)
-        self._task: asyncio.Task[None] | None = None
+        #: An answer that will never come must not hold the next heartbeat: a coordinator found unusable
+        #: has its heartbeat connection closed.
+        self.session = GroupSession(client, member.group_id, f"share group {member.group_id!r}", config,
+                                    close_on_dead=ShareGroupHeartbeatRequest)
+        self._driver = HeartbeatDriver(self.session, self, member, client, config, _DEFAULT_INTERVAL)
         self.failure: BaseException | None = None
-        self._closed = False
         #: The assignment names topics metadata does not know yet: publish again once it does.
         self._unresolved = False
 
     def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._driver.run(),
-                                                                name="aiokafka_lite-share-heartbeat")
+        self.session.start_heartbeat(self._driver.run, "aiokafka_lite-share-heartbeat")
 
     def wake(self) -> None:
         self._driver.wake()
 
     async def find_coordinator(self, deadline: float) -> int:
-        if self.coordinator is None:
-            try:
-                self.coordinator = await run_with_timeout(
-                    cv.find_coordinator(self._client, self.member.group_id),
-                    max(0.001, deadline - time.monotonic()))
-            except asyncio.TimeoutError:
-                raise Errors.KafkaTimeoutError(
-                    f"no coordinator found for share group {self.member.group_id!r}") from None
-        return self.coordinator
+        return await self.session.ensure_coordinator(deadline)
 
     async def heartbeat_version(self, node: int) -> int:
         """The ShareGroupHeartbeat version the coordinator speaks; a clear error if it speaks none."""
@@ -75,17 +63,6 @@ class ShareGroupDriver:
             "ShareConsumer needs ShareGroupHeartbeat v1 (KIP-932 share groups, Kafka 4.1 or later)")
 
     # -- what the heartbeat driver asks ------------------------------------------------------------------
-    def is_closed(self) -> bool:
-        return self._closed
-
-    async def ensure_coordinator(self, deadline: float) -> int:
-        return await self.find_coordinator(deadline)
-
-    def coordinator_dead(self, reason: BaseException) -> None:
-        if self.coordinator is not None:
-            cv.close_connection(self._client, self.coordinator, ShareGroupHeartbeatRequest)
-        self.coordinator = None
-
     def send_timeout(self, interval: float) -> float:
         return self._request_timeout
 
@@ -94,7 +71,7 @@ class ShareGroupDriver:
             self._publish()
 
     def longest_idle(self) -> float:
-        return self._retry_backoff if self._unresolved else float("inf")
+        return self.session.backoff.initial if self._unresolved else float("inf")
 
     async def hold(self, now: float) -> bool:
         return False
@@ -130,18 +107,11 @@ class ShareGroupDriver:
 
     async def close(self) -> None:
         """Leave the group (epoch -1); the coordinator hands what this member had to the others."""
-        self._closed = True
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(BaseException):
-                await self._task
+        await self.session.stop_heartbeat()
         req = self.member.leave_request()
-        if req is None:
-            return
         try:
-            node = await self.find_coordinator(time.monotonic() + self._request_timeout)
-            version = await self.heartbeat_version(node)
-            await cv.send(self._client, node, req, version, timeout_ms=self._request_timeout * 1000)
-        except Errors.KafkaError as exc:
-            log.info("share group %r: leave heartbeat failed (%s); the session will expire instead",
-                     self.member.group_id, exc)
+            if req is not None:
+                await self.session.leave(ShareGroupHeartbeatRequest, lambda _version: req,
+                                         time.monotonic() + self._request_timeout, self.heartbeat_version)
+        finally:
+            await self.session.close()

@@ -24,16 +24,12 @@ import enum
 import uuid
 
 from .. import errors as Errors
-from .._state import Stateful, StateMachine, table
+from .._state import StateMachine, table
 from ..protocol.messages.share_group_heartbeat import (
     ShareGroupHeartbeatRequest,
     ShareGroupHeartbeatResponse,
 )
-from .group_rules import Outcome
-from .member848 import new_member_id
-
-JOIN_EPOCH = 0
-LEAVE_EPOCH = -1
+from .group_rules import JOIN_EPOCH, LEAVE_EPOCH, EpochMember, Outcome, verdict
 
 
 class ShareMemberState(enum.Enum):
@@ -53,21 +49,14 @@ SHARE_MEMBER: dict[ShareMemberState, frozenset[ShareMemberState]] = table({
 })
 
 
-class ShareGroupMember(Stateful[ShareMemberState]):
+class ShareGroupMember(EpochMember[ShareMemberState]):
     """One member of a share group: id, epoch, subscription and the partitions assigned to it."""
 
     def __init__(self, group_id: str, *, rack_id: str | None = None, member_id: str | None = None) -> None:
-        self.group_id = group_id
-        self.rack_id = rack_id
-        self.member_id = member_id or new_member_id()
-        self.epoch = JOIN_EPOCH
-        self._sm: StateMachine[ShareMemberState] = StateMachine("share member", SHARE_MEMBER,
-                                                                ShareMemberState.JOINING)
-        #: The coordinator's heartbeat interval (ms) from its last answer; None before one.
-        self.heartbeat_interval_ms: int | None = None
+        super().__init__(group_id, rack_id, member_id,
+                         StateMachine("share member", SHARE_MEMBER, ShareMemberState.JOINING))
         #: What the coordinator last assigned: topic id -> partitions.
         self.assignment: dict[uuid.UUID, frozenset[int]] = {}
-        self.fatal_error: Errors.KafkaError | None = None
         self._names: tuple[str, ...] = ()
         self._sent_names: tuple[str, ...] | None = None
         self._in_flight: tuple[str, ...] | None = None
@@ -117,10 +106,8 @@ class ShareGroupMember(Stateful[ShareMemberState]):
             return self._on_error(code, resp.error_message)
         if sent is not None:
             self._sent_names = sent
-        self.epoch = resp.member_epoch
+        self._accepted(resp)
         self._to(ShareMemberState.STABLE)
-        if resp.heartbeat_interval_ms > 0:
-            self.heartbeat_interval_ms = resp.heartbeat_interval_ms
         if resp.assignment is None:
             return Outcome.NOTHING
         new = {tp.topic_id: frozenset(tp.partitions) for tp in resp.assignment.topic_partitions
@@ -132,17 +119,13 @@ class ShareGroupMember(Stateful[ShareMemberState]):
 
     def _on_error(self, code: int, message: str | None) -> Outcome:
         err = Errors.for_code(code)
-        if err.member_fenced:
+        outcome = verdict(code)
+        if outcome is Outcome.REJOIN:
             self.epoch = JOIN_EPOCH
-            self._sent_names = None
             self._to(ShareMemberState.JOINING)
-            return Outcome.REJOIN
-        if err.coordinator_moved:
+        if outcome is not Outcome.FATAL:
             self._sent_names = None
-            return Outcome.COORDINATOR_MOVED
-        if err.retriable:
-            self._sent_names = None
-            return Outcome.RETRY
+            return outcome
         self.fatal_error = err(f"share group {self.group_id!r}: {message or err.message}")
         self._to(ShareMemberState.FATAL)
         return Outcome.FATAL

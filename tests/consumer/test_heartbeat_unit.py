@@ -1,5 +1,6 @@
 """The classic heartbeat's answers, sans-I/O: each error code leads to one call on its host (the group
-coordinator), and the heartbeat never touches the host's state otherwise (HeartbeatHost)."""
+coordinator), and the heartbeat never touches the host's state otherwise (HeartbeatHost). COORDINATOR_MOVED
+and retriable errors are the shared driver's (heartbeat_driver.py): the host hears nothing of them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 
 from aiokafka_lite import errors as Errors
-from aiokafka_lite.consumer.heartbeat import Heartbeat
+from aiokafka_lite.consumer.heartbeat import ClassicHeartbeat
 from aiokafka_lite.consumer.metrics import ConsumerMetrics
 
 
@@ -31,6 +32,9 @@ class Host:
     def fail(self, exc: BaseException) -> None:
         self.calls.append(("fail", type(exc)))
 
+    def heartbeat_request(self) -> object:
+        return object()  # a member of a generation
+
 
 CONFIG = SimpleNamespace(heartbeat_interval_ms=100, max_poll_interval_ms=1000, request_timeout_ms=1000)
 
@@ -41,13 +45,14 @@ CONFIG = SimpleNamespace(heartbeat_interval_ms=100, max_poll_interval_ms=1000, r
     (Errors.IllegalGenerationError, ("member_error", Errors.IllegalGenerationError.errno)),
     (Errors.UnknownMemberIdError, ("member_error", Errors.UnknownMemberIdError.errno)),
     (Errors.FencedInstanceIdError, ("member_error", Errors.FencedInstanceIdError.errno)),
-    (Errors.NotCoordinatorError, ("coordinator_dead", Errors.NotCoordinatorError)),
-    (Errors.CoordinatorNotAvailableError, ("coordinator_dead", Errors.CoordinatorNotAvailableError)),
+    (Errors.NotCoordinatorError, None),
+    (Errors.CoordinatorNotAvailableError, None),
     (Errors.CoordinatorLoadInProgressError, None),
     (Errors.GroupAuthorizationFailedError, ("fail", Errors.GroupAuthorizationFailedError)),
 ])
-def test_each_answer_has_one_consequence(error: Any, call: Any) -> None:
+async def test_each_answer_has_one_consequence(error: Any, call: Any) -> None:
     host = Host()
-    hb = Heartbeat(host, client=None, config=CONFIG, metrics=ConsumerMetrics())  # type: ignore[arg-type]
-    hb._on_error(error.errno if error is not None else 0)
+    hb = ClassicHeartbeat(host, client=None, config=CONFIG, metrics=ConsumerMetrics())  # type: ignore[arg-type]
+    resp = SimpleNamespace(error_code=error.errno if error is not None else 0)
+    await hb.answered(hb.on_response(resp), resp)
     assert host.calls == ([call] if call is not None else [])
