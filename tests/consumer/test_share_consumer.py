@@ -36,9 +36,12 @@ SHARE_GROUP_HEARTBEAT, SHARE_FETCH, SHARE_ACKNOWLEDGE = 76, 78, 79
 
 @pytest.fixture
 def _producer(mc: MockCluster) -> Iterator[CKProducer]:
+    """Closed when its test ends: left to the garbage collector, it closed its connections during a later
+    test, and with them every share session of that test (see the module docstring)."""
     p = CKProducer({"bootstrap.servers": mc.bootstrap, "linger.ms": 1})
     yield p
     p.flush(10)
+    p.close()
 
 
 async def aproduce_(p: CKProducer, topic: str, count: int, partitions: int, start: int = 0) -> None:
