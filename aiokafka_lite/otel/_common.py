@@ -13,6 +13,8 @@ from typing import Any
 from opentelemetry import metrics, trace
 from opentelemetry.propagators import textmap
 
+from .._version import __version__
+
 __all__ = ["HEADERS_GETTER", "HEADERS_SETTER", "Instruments", "base_attributes", "key_text"]
 
 SYSTEM = "messaging.system"
@@ -41,8 +43,6 @@ class Instruments:
     """
 
     def __init__(self, tracer_provider: Any = None, meter_provider: Any = None) -> None:
-        from .. import __version__
-
         self.enabled = True
         self.tracer = trace.get_tracer("aiokafka_lite", __version__, tracer_provider=tracer_provider)
         meter = metrics.get_meter("aiokafka_lite", __version__, meter_provider=meter_provider)
