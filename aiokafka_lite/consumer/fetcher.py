@@ -22,11 +22,11 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from .. import errors as Errors
 from ..net import run_with_timeout
-from ..net.fetch_request import FetchAt, build_fetch, fetch_version
+from ..net.fetch_request import REFRESH_METADATA, FetchAt, build_fetch, fetch_version
 from ..protocol.messages.fetch import FetchRequest
 from ..records import decode_arrow, decode_records
 from ..structs import ConsumerRecord, TopicPartition
@@ -42,16 +42,10 @@ log = logging.getLogger(__name__)
 
 READ_COMMITTED = 1
 
-#: Partition errors that mean "the metadata we fetched by is stale": refresh, then retry.
-_RETRY_WITH_METADATA = frozenset({
-    Errors.NotLeaderOrFollowerError.errno, Errors.FencedLeaderEpochError.errno,
-    Errors.UnknownLeaderEpochError.errno, Errors.LeaderNotAvailableError.errno,
-    Errors.ReplicaNotAvailableError.errno, Errors.KafkaStorageError.errno,
-    Errors.UnknownTopicOrPartitionError.errno, Errors.UnknownTopicIdError.errno,
-    Errors.InconsistentTopicIdError.errno, Errors.OffsetNotAvailableError.errno,
-    Errors.FetchSessionTopicIdError.errno, Errors.CorruptMessageError.errno,
-    Errors.NotEnoughReplicasError.errno, Errors.RequestTimedOutError.errno,
-})
+#: Partition errors to fetch again after a metadata refresh: those fresh metadata may fix (net's one list),
+#: and, for a consumer that keeps fetching, a corrupt answer or a broker-side timeout.
+_RETRY_WITH_METADATA = REFRESH_METADATA | {Errors.CorruptMessageError.errno,
+                                           Errors.RequestTimedOutError.errno}
 
 
 def _transient(exc: Errors.KafkaError) -> bool:
@@ -418,9 +412,7 @@ class Fetcher:
             st.position = cf.position = r.offset + 1
             st.leader_epoch = r.leader_epoch
             if cf.index >= len(recs):
-                if cf.next_offset > cf.position:
-                    st.position = cf.next_offset
-                self._drop(tp)
+                self._handed_out(tp, cf, st)
             self._metrics.record_consumed(1, 0)
             self._metrics.topic_consumed(tp.topic, 1, 0)
             return r
@@ -458,6 +450,40 @@ class Fetcher:
                         tp.topic, tp.partition, found.base_offset, found.byte_pos)
             return decode(cf.data, tp.topic, tp.partition, **kwargs)
 
+    def _decoded(self, tp: TopicPartition, cf: CompletedFetch, *, arrow: bool) -> int:
+        """Decode ``cf`` from its position as Arrow or as records, unless it is already in that form (the
+        other form is dropped: switching re-decodes from the position). Returns the fetch's size when this
+        is its first decoding (its bytes count once), else 0."""
+        if (cf.arrow if arrow else cf.records) is not None:
+            return 0
+        first = cf.arrow is None and cf.records is None
+        # Tens of thousands of new tuples at once would run the cyclic GC dozens of times over objects
+        # that cannot form cycles; one pass afterwards is enough.
+        gc_on = not arrow and gc.isenabled()
+        if gc_on:
+            gc.disable()
+        try:
+            res = self._decode(decode_arrow if arrow else decode_records, tp, cf)
+        except Errors.KafkaError:
+            self._drop(tp)
+            raise
+        finally:
+            if gc_on:
+                gc.enable()
+        if arrow:
+            cf.arrow, cf.arrow_index, cf.records = res.batch, 0, None
+        else:
+            cf.records, cf.index, cf.arrow = res.records, 0, None
+        cf.next_offset, cf.leader_epoch = res.next_offset, res.leader_epoch
+        return len(cf.data) if first else 0
+
+    def _handed_out(self, tp: TopicPartition, cf: CompletedFetch, st: Any) -> None:
+        """Every record of ``cf`` is handed out: the position moves past what the fetch held beyond its last
+        record (control batches, aborted data, compaction gaps), and the fetch is dropped."""
+        if cf.next_offset > cf.position:
+            st.position = cf.next_offset
+        self._drop(tp)
+
     def take_records(self, max_records: int, only: Iterable[TopicPartition] | None = None
                      ) -> dict[TopicPartition, list[ConsumerRecord]]:
         """Up to ``max_records`` records in fetch order (of ``only``, if given), advancing positions."""
@@ -467,27 +493,9 @@ class Fetcher:
         if budget <= 0:
             return out
         for tp, cf in self._takeable(only):
-            fetched = 0  # bytes of this partition's fetch decoded now (counted once per fetch)
-            if cf.records is None:
-                # Tens of thousands of new tuples at once would run the cyclic GC dozens of times over
-                # objects that cannot form cycles; one pass afterwards is enough.
-                gc_on = gc.isenabled()
-                gc.disable()
-                try:
-                    res = self._decode(decode_records, tp, cf)
-                except Errors.KafkaError:
-                    self._drop(tp)
-                    raise
-                finally:
-                    if gc_on:
-                        gc.enable()
-                cf.records, cf.next_offset, cf.leader_epoch = res.records, res.next_offset, res.leader_epoch
-                cf.index = 0
-                if cf.arrow is None:
-                    fetched = len(cf.data)
-                    nbytes += fetched
-                cf.arrow = None  # a later take_arrow re-decodes from the position
-            recs = cf.records
+            fetched = self._decoded(tp, cf, arrow=False)
+            nbytes += fetched
+            recs = cast("list[ConsumerRecord]", cf.records)
             i = cf.index
             chunk = recs[i:i + budget] if i or len(recs) > budget else recs
             st = self._subs.state(tp)
@@ -501,9 +509,7 @@ class Fetcher:
                 st.position = cf.position = last.offset + 1
                 st.leader_epoch = last.leader_epoch
             if cf.index >= len(recs):
-                if cf.next_offset > cf.position:
-                    st.position = cf.next_offset  # past control batches, aborted data, compaction gaps
-                self._drop(tp)
+                self._handed_out(tp, cf, st)
             if budget <= 0:
                 break
         if out or nbytes:
@@ -519,19 +525,8 @@ class Fetcher:
         if budget <= 0:
             return out
         for tp, cf in self._takeable(only):
-            fetched = 0
-            if cf.arrow is None:
-                try:
-                    res = self._decode(decode_arrow, tp, cf)
-                except Errors.KafkaError:
-                    self._drop(tp)
-                    raise
-                cf.arrow, cf.next_offset, cf.leader_epoch = res.batch, res.next_offset, res.leader_epoch
-                cf.arrow_index = 0
-                if cf.records is None:
-                    fetched = len(cf.data)
-                    nbytes += fetched
-                cf.records = None  # a later take_records re-decodes from the position
+            fetched = self._decoded(tp, cf, arrow=True)
+            nbytes += fetched
             batch = cf.arrow
             i = cf.arrow_index
             n = min(budget, batch.num_rows - i)
@@ -546,9 +541,7 @@ class Fetcher:
                 st.position = cf.position = int(batch.column(4)[i + n - 1].as_py()) + 1
                 st.leader_epoch = cf.leader_epoch
             if cf.arrow_index >= batch.num_rows:
-                if cf.next_offset > cf.position:
-                    st.position = cf.next_offset
-                self._drop(tp)
+                self._handed_out(tp, cf, st)
             if budget <= 0:
                 break
         if out or nbytes:
