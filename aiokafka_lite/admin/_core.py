@@ -243,7 +243,9 @@ class AdminCore(AsyncClient):
     async def _on_controller(self, keys: list[K], what: str,
                              ask: Callable[[int, list[K]], Awaitable[Mapping[K, Any]]]) -> dict[K, Any]:
         """``ask(controller, pending)`` until every key has its answer, re-finding the controller when it
-        moved; returns key -> answer and raises the first key's error."""
+        moved; returns key -> answer and raises the first key's error. No keys: nothing is sent."""
+        if not keys:
+            return {}
 
         async def attempt(pending: list[K]) -> Mapping[K, Any]:
             return await ask(await self._controller(), pending)

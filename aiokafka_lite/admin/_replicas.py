@@ -73,8 +73,6 @@ class ReplicaOps(AdminCore):
                     f"{describe_tp(tp)}: replicas must be distinct broker ids (or None to cancel), "
                     f"got {ids!r}")
             wanted[tp] = ids
-        if not wanted:
-            return
         wait, answer_within = self._broker_wait(timeout_ms)
 
         async def ask(node: int, pending: list[TopicPartition]) -> dict[TopicPartition, Any]:

@@ -75,8 +75,6 @@ class TopicOps(AdminCore):
         names = [t.name for t in topics]
         if len(set(names)) != len(names):
             raise errors.IllegalArgumentError(f"create_topics: a topic is named twice in {names!r}")
-        if not topics:
-            return
         by_name = {t.name: t for t in topics}
         wait, answer_within = self._broker_wait(timeout_ms)
 
@@ -104,8 +102,6 @@ class TopicOps(AdminCore):
     async def delete_topics(self, topics: Iterable[str], *, timeout_ms: int | None = None) -> None:
         """Delete topics on the controller; raises the first topic's error, naming the topic."""
         names = list(dict.fromkeys(check_topic_name(t) for t in topics))
-        if not names:
-            return
         wait, answer_within = self._broker_wait(timeout_ms)
 
         async def ask(node: int, pending: list[str]) -> dict[str, Any]:
@@ -131,8 +127,6 @@ class TopicOps(AdminCore):
                 raise errors.IllegalArgumentError(
                     f"topic {name!r}: expected a positive partition count or NewPartitions, got {spec!r}")
             wanted[name] = np
-        if not wanted:
-            return
         wait, answer_within = self._broker_wait(timeout_ms)
 
         async def ask(node: int, pending: list[str]) -> dict[str, Any]:

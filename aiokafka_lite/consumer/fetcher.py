@@ -487,60 +487,35 @@ class Fetcher:
     def take_records(self, max_records: int, only: Iterable[TopicPartition] | None = None
                      ) -> dict[TopicPartition, list[ConsumerRecord]]:
         """Up to ``max_records`` records in fetch order (of ``only``, if given), advancing positions."""
-        out: dict[TopicPartition, list[ConsumerRecord]] = {}
-        budget = max_records
-        nbytes = 0
-        if budget <= 0:
-            return out
-        for tp, cf in self._takeable(only):
-            fetched = self._decoded(tp, cf, arrow=False)
-            nbytes += fetched
-            recs = cast("list[ConsumerRecord]", cf.records)
-            i = cf.index
-            chunk = recs[i:i + budget] if i or len(recs) > budget else recs
-            st = self._subs.state(tp)
-            if chunk or fetched:
-                self._metrics.topic_consumed(tp.topic, len(chunk), fetched)
-            if chunk:
-                out[tp] = chunk
-                budget -= len(chunk)
-                cf.index = i + len(chunk)
-                last = chunk[-1]
-                st.position = cf.position = last.offset + 1
-                st.leader_epoch = last.leader_epoch
-            if cf.index >= len(recs):
-                self._handed_out(tp, cf, st)
-            if budget <= 0:
-                break
-        if out or nbytes:
-            self._metrics.record_consumed(max_records - budget, nbytes)
-        return out
+        return self._take(max_records, only, arrow=False)
 
     def take_arrow(self, max_records: int, only: Iterable[TopicPartition] | None = None
                    ) -> dict[TopicPartition, Any]:
         """Like :meth:`take_records`, as one ``pyarrow.RecordBatch`` per partition (no per-record objects)."""
+        return self._take(max_records, only, arrow=True)
+
+    def _take(self, max_records: int, only: Iterable[TopicPartition] | None, *,
+              arrow: bool) -> dict[Any, Any]:
+        """The one hand-out loop of both forms: per partition in fetch order, decode, take what the budget
+        allows, advance the position, drop the fetch once handed out; count records and bytes once."""
         out: dict[TopicPartition, Any] = {}
         budget = max_records
         nbytes = 0
         if budget <= 0:
             return out
         for tp, cf in self._takeable(only):
-            fetched = self._decoded(tp, cf, arrow=True)
+            fetched = self._decoded(tp, cf, arrow=arrow)
             nbytes += fetched
-            batch = cf.arrow
-            i = cf.arrow_index
-            n = min(budget, batch.num_rows - i)
+            chunk, n, position, epoch, done = (_arrow_chunk if arrow else _records_chunk)(cf, budget)
             st = self._subs.state(tp)
-            if n > 0 or fetched:
-                self._metrics.topic_consumed(tp.topic, max(n, 0), fetched)
-            if n > 0:
-                chunk = batch if (i == 0 and n == batch.num_rows) else batch.slice(i, n)
+            if n or fetched:
+                self._metrics.topic_consumed(tp.topic, n, fetched)
+            if n:
                 out[tp] = chunk
                 budget -= n
-                cf.arrow_index = i + n
-                st.position = cf.position = int(batch.column(4)[i + n - 1].as_py()) + 1
-                st.leader_epoch = cf.leader_epoch
-            if cf.arrow_index >= batch.num_rows:
+                st.position = cf.position = position
+                st.leader_epoch = epoch
+            if done:
                 self._handed_out(tp, cf, st)
             if budget <= 0:
                 break
@@ -559,3 +534,30 @@ class Fetcher:
 
     def buffered_partitions(self) -> set[TopicPartition]:
         return set(self._completed)
+
+
+def _records_chunk(cf: CompletedFetch, budget: int) -> tuple[Any, int, int, int, bool]:
+    """The next records of ``cf`` (at most ``budget``), taken: (chunk, count, the position after them and
+    their leader epoch, whether ``cf`` is used up)."""
+    recs = cast("list[ConsumerRecord]", cf.records)
+    i = cf.index
+    chunk = recs[i:i + budget] if i or len(recs) > budget else recs
+    n = len(chunk)
+    cf.index = i + n
+    if not n:
+        return chunk, 0, cf.position, cf.leader_epoch, cf.index >= len(recs)
+    last = chunk[-1]
+    return chunk, n, last.offset + 1, last.leader_epoch, cf.index >= len(recs)
+
+
+def _arrow_chunk(cf: CompletedFetch, budget: int) -> tuple[Any, int, int, int, bool]:
+    """:func:`_records_chunk` for ``cf``'s Arrow batch: a slice of it (the offset column is column 4)."""
+    batch = cf.arrow
+    i = cf.arrow_index
+    n = max(0, min(budget, batch.num_rows - i))
+    cf.arrow_index = i + n
+    done = cf.arrow_index >= batch.num_rows
+    if not n:
+        return None, 0, cf.position, cf.leader_epoch, done
+    chunk = batch if (i == 0 and n == batch.num_rows) else batch.slice(i, n)
+    return chunk, n, int(batch.column(4)[i + n - 1].as_py()) + 1, cf.leader_epoch, done

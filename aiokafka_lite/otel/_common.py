@@ -15,7 +15,8 @@ from opentelemetry.propagators import textmap
 
 from .._version import __version__
 
-__all__ = ["HEADERS_GETTER", "HEADERS_SETTER", "Instruments", "base_attributes", "key_text"]
+__all__ = ["HEADERS_GETTER", "HEADERS_SETTER", "Instruments", "base_attributes", "key_text",
+           "operation_attributes"]
 
 SYSTEM = "messaging.system"
 OPERATION_NAME = "messaging.operation.name"
@@ -121,6 +122,20 @@ def base_attributes(config: Any) -> dict[str, Any]:
         host, port = servers[0]
         attrs[SERVER_ADDRESS] = host
         attrs[SERVER_PORT] = port
+    return attrs
+
+
+def operation_attributes(base: dict[str, Any], name: str, kind: str, topic: str | None = None,
+                         partition: int | None = None, error: str | None = None) -> dict[str, Any]:
+    """One operation's span or metric attributes: the client's (``base``), the operation's name and type,
+    and its topic, partition and error type where there are some."""
+    attrs = {**base, OPERATION_NAME: name, OPERATION_TYPE: kind}
+    if topic is not None:
+        attrs[DESTINATION] = topic
+    if partition is not None:
+        attrs[PARTITION] = str(partition)
+    if error is not None:
+        attrs[ERROR_TYPE] = error
     return attrs
 
 

@@ -66,11 +66,19 @@ def _truncated(what: str, need: int, pos: int, data: Buffer) -> ProtocolError:
 
 
 # ----------------------------------------------------------------------------------------------- varints
-def _read_leb128(data: Buffer, pos: int, what: str, max_bytes: int, bits: int) -> tuple[int, int]:
-    """An unsigned LEB128 varint of at most ``max_bytes`` bytes whose value fits in ``bits`` bits."""
+def read_uvarint(data: Buffer, pos: int, what: str = "unsigned varint", max_bytes: int = 5,
+                 bits: int = 32) -> tuple[int, int]:
+    """An unsigned LEB128 varint of at most 5 bytes (Kafka's 32-bit ``UNSIGNED_VARINT``); the other
+    arguments serve :func:`read_uvarlong`."""
     n = len(data)
-    value = 0
-    shift = 0
+    if pos >= n:
+        raise _truncated(what, 1, pos, data)
+    b = data[pos]
+    if b < 0x80:  # one byte, the common case (lengths and counts): no loop
+        return b, pos + 1
+    value = b & 0x7F
+    shift = 7
+    pos += 1
     while True:
         if pos >= n:
             raise _truncated(what, 1, pos, data)
@@ -86,18 +94,9 @@ def _read_leb128(data: Buffer, pos: int, what: str, max_bytes: int, bits: int) -
             raise ProtocolError(f"{what} longer than {max_bytes} bytes")
 
 
-def read_uvarint(data: Buffer, pos: int) -> tuple[int, int]:
-    """An unsigned LEB128 varint of at most 5 bytes (Kafka's 32-bit ``UNSIGNED_VARINT``)."""
-    if pos < len(data):
-        b = data[pos]
-        if b < 0x80:  # one byte, the common case (lengths and counts): no loop
-            return b, pos + 1
-    return _read_leb128(data, pos, "unsigned varint", 5, 32)
-
-
 def read_uvarlong(data: Buffer, pos: int) -> tuple[int, int]:
     """An unsigned LEB128 varint of at most 10 bytes (64-bit)."""
-    return _read_leb128(data, pos, "unsigned varlong", 10, 64)
+    return read_uvarint(data, pos, "unsigned varlong", 10, 64)
 
 
 def read_varint(data: Buffer, pos: int) -> tuple[int, int]:
