@@ -49,7 +49,6 @@ _unpack_int16 = INT16.unpack_from
 _unpack_int32 = INT32.unpack_from
 _pack_int16 = INT16.pack
 _pack_int32 = INT32.pack
-_unpack_from = struct.unpack_from
 _pack = struct.pack
 
 #: Byte values this long or longer stay out of line in a scatter buffer (protocol/scatter.py): below it,

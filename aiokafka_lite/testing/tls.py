@@ -182,12 +182,16 @@ def _wait_for_port(
 
 
 class _Child:
-    """A process this module starts, in a session of its own, logging to ``log_path``; ``pid`` for the
-    tests that signal it."""
+    """A process this module starts, listening on ``host:port`` (loopback; a free port unless given), in
+    a session of its own, logging to ``log_path``; ``pid`` for the tests that signal it."""
 
     what = "the process"
     log_path: Path
     _proc: subprocess.Popen[bytes] | None = None
+
+    def __init__(self, port: int | None) -> None:
+        self.host = LOOPBACK
+        self.port = port or free_port()
 
     @property
     def pid(self) -> int:
@@ -221,13 +225,12 @@ class TlsTerminator(_Child):
     ) -> None:
         if kind not in ("stunnel", "socat"):
             raise TlsSetupError(f"unknown terminator {kind!r}; expected 'stunnel' or 'socat'")
+        super().__init__(port)
         self.kind = kind
         self.upstream = upstream
         self.certs = certs
         #: When set, a client certificate signed by this CA is required (mutual TLS).
         self.client_ca = client_ca
-        self.host = LOOPBACK
-        self.port = port or free_port()
         self.log_path = (log_dir or certs.directory) / f"{kind}-{self.port}.log"
 
     def _argv(self) -> list[str]:
@@ -292,8 +295,7 @@ class TansuProcess(_Child):
     def __init__(
         self, advertised: tuple[str, int], *, port: int | None = None, log_dir: Path | None = None
     ) -> None:
-        self.host = LOOPBACK
-        self.port = port or free_port()
+        super().__init__(port)
         self.advertised = advertised
         self._own_dir = None if log_dir is not None else Path(tempfile.mkdtemp(prefix="aiokafka-lite-tansu-"))
         self.log_path = Path(log_dir or self._own_dir or ".") / f"tansu-{self.port}.log"
