@@ -188,6 +188,15 @@ _TOO_LARGE_HINT = (
     "max.message.bytes; this producer's batch_size and max_request_size bound what it sends")
 
 
+class _BatchTooLarge(BrokerResponseError):
+    """A produce answer refusing a batch as too large (two codes, one meaning for the producer)."""
+
+    #: Set by the producer: the refused batch's size in bytes and its record count.
+    batch_bytes: int | None = None
+    batch_records: int | None = None
+    hint = _TOO_LARGE_HINT
+
+
 class UnknownServerError(BrokerResponseError):
     errno = -1
     message = "UNKNOWN_SERVER_ERROR"
@@ -249,14 +258,10 @@ class ReplicaNotAvailableError(BrokerResponseError):
     retriable = True
 
 
-class MessageTooLargeError(BrokerResponseError):
+class MessageTooLargeError(_BatchTooLarge):
     errno = 10
     message = "MESSAGE_TOO_LARGE"
     retriable = False
-    #: Set by the producer: the refused batch's size in bytes and its record count.
-    batch_bytes: int | None = None
-    batch_records: int | None = None
-    hint = _TOO_LARGE_HINT
 
 
 class StaleControllerEpochError(BrokerResponseError):
@@ -305,13 +310,10 @@ class InvalidTopicError(BrokerResponseError):
     topic_unusable = True
 
 
-class RecordListTooLargeError(BrokerResponseError):
+class RecordListTooLargeError(_BatchTooLarge):
     errno = 18
     message = "RECORD_LIST_TOO_LARGE"
     retriable = False
-    batch_bytes: int | None = None
-    batch_records: int | None = None
-    hint = _TOO_LARGE_HINT
 
 
 class NotEnoughReplicasError(BrokerResponseError):

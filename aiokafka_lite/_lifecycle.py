@@ -1,9 +1,11 @@
-"""``with`` and ``async with`` for things that ``start()`` and ``stop()``: brokers, servers, processes.
+"""``with`` and ``async with`` for things that ``start()`` and ``stop()``: brokers, servers, processes,
+and the clients.
 
 One definition for every such class (the embedded brokers, the mock cluster and the test servers), so
 they all behave alike: ``with`` starts what is not running yet and always stops; ``async with`` does
 the same through ``astart()`` / ``astop()``, which run the blocking calls in a thread unless a class
-has real coroutines for them.
+has real coroutines for them. The clients (the producer, the consumers, the admin and network clients),
+whose ``start()`` and ``close()`` are coroutines, share :class:`AsyncClient`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,25 @@ from typing import Any
 
 from typing_extensions import Self
 
-__all__ = ["Lifecycle"]
+__all__ = ["AsyncClient", "Lifecycle"]
+
+
+class AsyncClient:
+    """Mixin for the clients: ``async with`` awaits ``start()``, and on the way out, always, ``close()``."""
+
+    async def start(self) -> None:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.close()
 
 
 class Lifecycle:

@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypedDict
 
 __all__ = [
-    "AdminSettings", "CommonSettings", "ConsumerBaseSettings", "ConsumerSettings", "ProducerSettings",
-    "ShareConsumerBaseSettings", "ShareConsumerSettings",
+    "AdminSettings", "CommonSettings", "ConsumerBaseSettings", "ConsumerSettings", "DeserializerSettings",
+    "ProducerSettings", "ShareConsumerBaseSettings", "ShareConsumerSettings",
 ]
 
 
@@ -79,6 +79,13 @@ class CommonSettings(TypedDict, total=False):
     meter_provider: Any | None
 
 
+class DeserializerSettings(TypedDict, total=False):
+    """The consumers' deserializers (their parameters; see ConsumerSettings)."""
+
+    key_deserializer: Callable[[bytes], Any] | None
+    value_deserializer: Callable[[bytes], Any] | None
+
+
 class ProducerSettings(CommonSettings, total=False):
     """Every keyword setting of the producer (see docs/configuration.md)."""
 
@@ -130,11 +137,8 @@ class ConsumerBaseSettings(CommonSettings, total=False):
     allow_auto_create_topics: bool
 
 
-class ConsumerSettings(ConsumerBaseSettings, total=False):
+class ConsumerSettings(ConsumerBaseSettings, DeserializerSettings, total=False):
     """Every keyword setting of the consumer (see docs/configuration.md)."""
-
-    key_deserializer: Callable[[bytes], Any] | None
-    value_deserializer: Callable[[bytes], Any] | None
 
 
 class ShareConsumerBaseSettings(CommonSettings, total=False):
@@ -150,11 +154,8 @@ class ShareConsumerBaseSettings(CommonSettings, total=False):
     check_crcs: bool
 
 
-class ShareConsumerSettings(ShareConsumerBaseSettings, total=False):
+class ShareConsumerSettings(ShareConsumerBaseSettings, DeserializerSettings, total=False):
     """Every keyword setting of the share_consumer (see docs/configuration.md)."""
-
-    key_deserializer: Callable[[bytes], Any] | None
-    value_deserializer: Callable[[bytes], Any] | None
 
 
 class AdminSettings(CommonSettings, total=False):

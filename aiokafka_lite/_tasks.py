@@ -1,4 +1,4 @@
-"""Ending a background task: cancel it and wait until it has finished, once for every owner."""
+"""Ending background tasks: cancel them and wait until they have finished, once for every owner."""
 
 from __future__ import annotations
 
@@ -6,15 +6,20 @@ import asyncio
 from typing import Any
 
 
-async def cancel_and_wait(task: asyncio.Future[Any] | None) -> None:
-    """Cancel ``task`` (None: nothing to do) and return once it has ended, so nothing of it runs after.
+async def cancel_and_wait(*tasks: asyncio.Future[Any] | None, quiet: bool = False) -> None:
+    """Cancel each of ``tasks`` (None: nothing to do) and return once all have ended, so nothing of them
+    runs after.
 
-    Its CancelledError is the expected outcome and is not raised; any other exception it ends with is.
+    Their CancelledError is the expected outcome and is not raised; any other exception one ends with is,
+    unless ``quiet``: an owner closing down whose tasks already reported their failure elsewhere (to the
+    waiters, the next call) passes ``quiet=True`` so close() does not raise it a second time.
     """
-    if task is None:
+    live = [t for t in tasks if t is not None]
+    for task in live:
+        task.cancel()
+    outcomes = await asyncio.gather(*live, return_exceptions=True)
+    if quiet:
         return
-    task.cancel()
-    try:
-        await task
-    except asyncio.CancelledError:
-        pass
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
+            raise outcome

@@ -52,8 +52,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypedDict
 
 __all__ = [
-    "AdminSettings", "CommonSettings", "ConsumerBaseSettings", "ConsumerSettings", "ProducerSettings",
-    "ShareConsumerBaseSettings", "ShareConsumerSettings",
+    "AdminSettings", "CommonSettings", "ConsumerBaseSettings", "ConsumerSettings", "DeserializerSettings",
+    "ProducerSettings", "ShareConsumerBaseSettings", "ShareConsumerSettings",
 ]'''
 
 _CLASSES = (("ProducerSettings", "producer"), ("ConsumerSettings", "consumer"),
@@ -84,18 +84,27 @@ def render() -> str:
     out.append("\n\nclass CommonSettings(TypedDict, total=False):")
     out.append('    """The settings every client takes (see docs/configuration.md)."""\n')
     out.extend(f"    {setting.name}: {annotation(setting)}" for setting in config.COMMON)
+    # The consumers take their deserializers as typed parameters (they decide ConsumerRecord's key and
+    # value types), so their **settings are everything else; both declare them alike, once here.
+    deserializers = {t: [annotation(s) for s in config.TABLES[t] if s.name in _DESERIALIZERS]
+                     for t in ("consumer", "share_consumer")}
+    assert deserializers["consumer"] == deserializers["share_consumer"], deserializers
+    out.append("\n\nclass DeserializerSettings(TypedDict, total=False):")
+    out.append('    """The consumers\' deserializers (their parameters; see ConsumerSettings)."""\n')
+    out.extend(f"    {name}: {text}"
+               for name, text in zip(_DESERIALIZERS, deserializers["consumer"], strict=True))
     for cls, table in _CLASSES:
         own = [s for s in config.TABLES[table] if s.name not in common]
         base = "CommonSettings"
         if cls in ("ConsumerSettings", "ShareConsumerSettings"):
-            # The consumers take their deserializers as typed parameters (they decide ConsumerRecord's key
-            # and value types), so their **settings are everything else.
             base = cls.replace("Settings", "BaseSettings")
             out.append(f"\n\nclass {base}(CommonSettings, total=False):")
             who = table.replace("_", " ")
             out.append(f'    """The {who}\'s keyword settings other than its deserializers."""\n')
             out.extend(f"    {s.name}: {annotation(s)}" for s in own if s.name not in _DESERIALIZERS)
-            own = [s for s in own if s.name in _DESERIALIZERS]
+            out.append(f"\n\nclass {cls}({base}, DeserializerSettings, total=False):")
+            out.append(f'    """Every keyword setting of the {table} (see docs/configuration.md)."""')
+            continue
         out.append(f"\n\nclass {cls}({base}, total=False):")
         out.append(f'    """Every keyword setting of the {table} (see docs/configuration.md)."""\n')
         out.extend(f"    {setting.name}: {annotation(setting)}" for setting in own)

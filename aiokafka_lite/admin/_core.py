@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import errors
+from .._lifecycle import AsyncClient
 from ..config import ADMIN, Config, dotted_to_kwargs
 from ..metrics.hub import ClientMetrics
 from ..metrics.monitor import Entry, Feed
@@ -47,6 +47,34 @@ def describe_tp(tp: TopicPartition) -> str:
     return f"partition {tp.topic}[{tp.partition}]"
 
 
+def by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[TopicPartition]]:
+    """Partitions by topic, for the requests that list topics, then partitions."""
+    out: dict[str, list[TopicPartition]] = {}
+    for tp in tps:
+        out.setdefault(tp.topic, []).append(tp)
+    return out
+
+
+def topic_errors(results: Iterable[Any]) -> dict[str, errors.BrokerResponseError | None]:
+    """Each topic's error (None: it succeeded) in an answer listed by topic, naming the topic."""
+    return {r.name: broker_error(r.error_code, f"topic {r.name!r}", getattr(r, "error_message", None))
+            if r.error_code else None for r in results}
+
+
+def partition_errors(topics: Iterable[Any], subject: str = "", *, topic_field: str = "name"
+                     ) -> dict[TopicPartition, errors.BrokerResponseError | None]:
+    """Each partition's error (None: it succeeded) in an answer listed by topic, then partition, each error
+    naming ``subject`` (a group, say) and the partition, and the broker's message where the answer has one."""
+    out: dict[TopicPartition, errors.BrokerResponseError | None] = {}
+    for t in topics:
+        for p in t.partitions:
+            tp = TopicPartition(getattr(t, topic_field), p.partition_index)
+            where = f"{subject} {describe_tp(tp)}" if subject else describe_tp(tp)
+            out[tp] = (broker_error(p.error_code, where, getattr(p, "error_message", None))
+                       if p.error_code else None)
+    return out
+
+
 def check_tp(tp: Any) -> TopicPartition:
     if not (isinstance(tp, tuple) and len(tp) == 2 and isinstance(tp[0], str) and tp[0]
             and isinstance(tp[1], int) and not isinstance(tp[1], bool) and tp[1] >= 0):
@@ -60,7 +88,7 @@ def check_group(group_id: Any) -> str:
     return group_id
 
 
-class AdminCore:
+class AdminCore(AsyncClient):
     """Settings, lifecycle and routing shared by the Admin's operations."""
 
     def __init__(self, *, api_version_caps: Mapping[str | int, int] | None = None,
@@ -73,6 +101,8 @@ class AdminCore:
         self._hub: ClientMetrics | None = None
         self._starting: KafkaClient | None = None
         self._timeout = self.config.request_timeout_ms / 1000
+        #: Set by stop(): wakes the calls waiting out a retry backoff (net/retry.py's ``wake``).
+        self._stopping = asyncio.Event()
 
     @classmethod
     def from_config(cls: type[A], config: Mapping[str, Any]) -> A:
@@ -86,6 +116,7 @@ class AdminCore:
         if self._client is not None:
             return
         client = KafkaClient(self.config, allow_auto_create_topics=False, api_version_caps=self._caps)
+        self._stopping.clear()
         self._starting = client  # so that stop() meanwhile closes it and this start() raises at once
         try:
             await client.start()
@@ -99,11 +130,13 @@ class AdminCore:
         self._hub.start()
 
     async def stop(self) -> None:
-        """Close every connection (a start() in progress raises ``ClientClosedError``). Idempotent."""
+        """Close every connection (a start() in progress raises ``ClientClosedError``; a call waiting out a
+        retry backoff wakes and raises it too). Idempotent."""
         starting, self._starting = self._starting, None
+        client, self._client = self._client, None
+        self._stopping.set()
         if starting is not None:
             await starting.close()
-        client, self._client = self._client, None
         hub, self._hub = self._hub, None
         if hub is not None:
             await hub.close()
@@ -117,14 +150,6 @@ class AdminCore:
         return self._hub.snapshot() if self._hub is not None else []
 
     close = stop
-
-    async def __aenter__(self: A) -> A:
-        await self.start()
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        await self.stop()
 
     @property
     def client(self) -> KafkaClient:
@@ -215,6 +240,73 @@ class AdminCore:
         self._raise_first(results, order)
         return results
 
+    async def _on_controller(self, keys: list[K], what: str,
+                             ask: Callable[[int, list[K]], Awaitable[Mapping[K, Any]]]) -> dict[K, Any]:
+        """``ask(controller, pending)`` until every key has its answer, re-finding the controller when it
+        moved; returns key -> answer and raises the first key's error. No keys: nothing is sent."""
+        if not keys:
+            return {}
+
+        async def attempt(pending: list[K]) -> Mapping[K, Any]:
+            return await ask(await self._controller(), pending)
+
+        results = await self._retrying(keys, attempt, what=what)
+        self._raise_first(results, keys)
+        return results
+
+    def _broker_wait(self, timeout_ms: int | None) -> tuple[int, int]:
+        """A request the broker may hold for ``timeout_ms`` (default: the request timeout): that, and how
+        long we wait for its answer (that plus the request timeout)."""
+        wait = timeout_ms if timeout_ms is not None else self.config.request_timeout_ms
+        return wait, wait + self.config.request_timeout_ms
+
+    async def _per_coordinator(self, keys: list[str], what: str,
+                               ask: Callable[[int, list[str]], Awaitable[Mapping[str, Any]]],
+                               key_type: int = 0) -> dict[str, Any]:
+        """``ask(node, batch)`` of the coordinator of each key (group ids, or transactional ids with
+        ``key_type`` 1), the coordinators in parallel, re-finding those that moved; returns key ->
+        answer in ``keys``' order and raises the first key's error."""
+
+        async def attempt(pending: list[str]) -> dict[str, Any]:
+            by_node, out = await self._coordinators(pending, key_type)
+            answers = await asyncio.gather(*(ask(node, batch) for node, batch in by_node.items()),
+                                           return_exceptions=True)
+            for batch, answer in zip(by_node.values(), answers, strict=True):
+                if isinstance(answer, BaseException):
+                    if not isinstance(answer, Exception):
+                        raise answer
+                    out.update(dict.fromkeys(batch, answer))
+                else:
+                    out.update(answer)
+            return out
+
+        results = await self._retrying(keys, attempt, what=what)
+        self._raise_first(results, keys)
+        return {k: results[k] for k in keys}
+
+    async def _every_broker(self, what: str, ask: Callable[[int], Awaitable[Any]],
+                            nodes: list[int] | None = None) -> dict[int, Any]:
+        """``ask(node)`` of every broker (or of ``nodes``) in parallel, retrying the retriable failures;
+        returns node -> answer in node order and raises the first node's error."""
+        if nodes is None:
+            client = self.client
+            if not client.cluster.brokers():
+                await client.refresh_metadata()
+            nodes = sorted(b.node_id for b in client.cluster.brokers())
+
+        async def one(node: int) -> Any:
+            try:
+                return await ask(node)
+            except errors.KafkaError as exc:
+                return exc
+
+        async def attempt(pending: list[int]) -> dict[int, Any]:
+            return dict(zip(pending, await asyncio.gather(*(one(n) for n in pending)), strict=True))
+
+        results = await self._retrying(nodes, attempt, what=what)
+        self._raise_first(results, nodes)
+        return {n: results[n] for n in nodes}
+
     # -- retries ----------------------------------------------------------------------------------
 
     async def _retrying(
@@ -248,7 +340,7 @@ class AdminCore:
                 raise client.closed_error()
             return answers
 
-        retry = Retry(what, self._timeout, retry_backoff(self.config))
+        retry = Retry(what, self._timeout, retry_backoff(self.config), wake=self._stopping)
         return await retry_each(items, guarded, retry, retriable=retriable, max_disconnects=3,
                                 reroute=client.request_metadata_update)
 

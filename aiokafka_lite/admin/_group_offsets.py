@@ -22,20 +22,13 @@ from ..protocol.messages.offset_delete import (
     OffsetDeleteRequestTopic,
 )
 from ..structs import OffsetAndMetadata, TopicPartition
-from ._core import broker_error, check_group, check_tp, describe_tp
+from ._core import broker_error, by_topic, check_group, check_tp, describe_tp, partition_errors
 from ._groups import GroupOps
 
 __all__ = ["GroupOffsetOps"]
 
 _OFFSET_COMMIT_MAX = 9  # v10 names topics by id only
 _LEAVE_GROUP_BATCH = 3  # LeaveGroup v3 (KIP-345) names several members, by instance id or member id
-
-
-def by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[TopicPartition]]:
-    out: dict[str, list[TopicPartition]] = {}
-    for tp in tps:
-        out.setdefault(tp.topic, []).append(tp)
-    return out
 
 
 class GroupOffsetOps(GroupOps):
@@ -83,12 +76,7 @@ class GroupOffsetOps(GroupOps):
                                                   committed_metadata=wanted[tp].metadata)
                                               for tp in tps]) for t, tps in by_topic(wanted).items()])
             response = await self._send(node, request, max_version=_OFFSET_COMMIT_MAX)
-            out: dict[TopicPartition, Any] = {}
-            for t in response.topics:
-                for p in t.partitions:
-                    tp = TopicPartition(t.name, p.partition_index)
-                    out[tp] = broker_error(p.error_code, f"group {group!r} {describe_tp(tp)}") \
-                        if p.error_code else None
+            out = partition_errors(response.topics, f"group {group!r}")
             # A retriable partition answer (the coordinator moved) sends the whole commit round again.
             retry = next((e for e in out.values() if isinstance(e, errors.KafkaError) and e.retriable), None)
             return retry if retry is not None else out
@@ -112,13 +100,7 @@ class GroupOffsetOps(GroupOps):
                 for t, tps in by_topic(wanted).items()]))
             if response.error_code:
                 return broker_error(response.error_code, f"group {group!r}")
-            out: dict[TopicPartition, Any] = {}
-            for t in response.topics:
-                for p in t.partitions:
-                    tp = TopicPartition(t.name, p.partition_index)
-                    out[tp] = broker_error(p.error_code, f"group {group!r} {describe_tp(tp)}") \
-                        if p.error_code else None
-            return out
+            return partition_errors(response.topics, f"group {group!r}")
 
         results = await self._group_request(group, "OffsetDelete", send)
         self._raise_first(results, wanted)

@@ -3,7 +3,6 @@ except ListGroups, which every broker answers for the groups it coordinates."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable
 from typing import Any
 
@@ -75,27 +74,16 @@ class GroupOps(AdminCore):
 
     async def list_groups(self) -> list[GroupListing]:
         """Every group on every broker, sorted by id."""
-        client = self.client
-        if not client.cluster.brokers():
-            await client.refresh_metadata()
-        nodes = sorted(b.node_id for b in client.cluster.brokers())
 
-        async def attempt(pending: list[int]) -> dict[int, Any]:
-            async def one(node: int) -> Any:
-                try:
-                    response = await self._send(node, ListGroupsRequest())
-                except errors.KafkaError as exc:
-                    return exc
-                if response.error_code:
-                    return broker_error(response.error_code, f"ListGroups on node {node}")
-                return [GroupListing(g.group_id, g.protocol_type, getattr(g, "group_state", ""),
-                                     (getattr(g, "group_type", "") or "").lower()) for g in response.groups]
-            answers = await asyncio.gather(*(one(n) for n in pending))
-            return dict(zip(pending, answers, strict=True))
+        async def ask(node: int) -> Any:
+            response = await self._send(node, ListGroupsRequest())
+            if response.error_code:
+                return broker_error(response.error_code, f"ListGroups on node {node}")
+            return [GroupListing(g.group_id, g.protocol_type, getattr(g, "group_state", ""),
+                                 (getattr(g, "group_type", "") or "").lower()) for g in response.groups]
 
-        results = await self._retrying(nodes, attempt, what="ListGroups")
-        self._raise_first(results, nodes)
-        merged = {g.group_id: g for node in nodes for g in results[node]}
+        results = await self._every_broker("ListGroups", ask)
+        merged = {g.group_id: g for listings in results.values() for g in listings}
         return [merged[k] for k in sorted(merged)]
 
     async def describe_groups(self, group_ids: Iterable[str]) -> list[GroupDescription]:
@@ -111,33 +99,29 @@ class GroupOps(AdminCore):
         if not groups:
             return []
 
-        async def attempt(pending: list[str]) -> dict[str, Any]:
-            by_node, failed = await self._coordinators(pending)
-            out: dict[str, Any] = dict(failed)
-            for node, batch in by_node.items():
-                response = await self._send(node, DescribeGroupsRequest(groups=batch))
-                unknown: list[str] = []
-                for g in response.groups:
-                    if g.error_code == errors.GroupIdNotFoundError.errno or (
-                            not g.error_code and g.group_state == "Dead"):
-                        unknown.append(g.group_id)
-                    if g.error_code:
-                        out[g.group_id] = broker_error(g.error_code, f"group {g.group_id!r}",
-                                                       getattr(g, "error_message", None))
-                        continue
-                    out[g.group_id] = GroupDescription(
-                        group_id=g.group_id, state=g.group_state, protocol_type=g.protocol_type,
-                        protocol=g.protocol_data, members=[_member(m, g.protocol_type) for m in g.members])
-                if unknown and await self._offers(node, ConsumerGroupDescribeRequest):
-                    answer = await self._send(node, ConsumerGroupDescribeRequest(group_ids=unknown))
-                    for cg in answer.groups:
-                        if _is_consumer_group(cg):
-                            out[cg.group_id] = consumer_group_description(cg)
+        async def ask(node: int, batch: list[str]) -> dict[str, Any]:
+            response = await self._send(node, DescribeGroupsRequest(groups=batch))
+            out: dict[str, Any] = {}
+            unknown: list[str] = []
+            for g in response.groups:
+                if g.error_code == errors.GroupIdNotFoundError.errno or (
+                        not g.error_code and g.group_state == "Dead"):
+                    unknown.append(g.group_id)
+                if g.error_code:
+                    out[g.group_id] = broker_error(g.error_code, f"group {g.group_id!r}",
+                                                   getattr(g, "error_message", None))
+                    continue
+                out[g.group_id] = GroupDescription(
+                    group_id=g.group_id, state=g.group_state, protocol_type=g.protocol_type,
+                    protocol=g.protocol_data, members=[_member(m, g.protocol_type) for m in g.members])
+            if unknown and await self._offers(node, ConsumerGroupDescribeRequest):
+                answer = await self._send(node, ConsumerGroupDescribeRequest(group_ids=unknown))
+                for cg in answer.groups:
+                    if _is_consumer_group(cg):
+                        out[cg.group_id] = consumer_group_description(cg)
             return out
 
-        results = await self._retrying(groups, attempt, what="DescribeGroups")
-        self._raise_first(results, groups)
-        return [results[g] for g in groups]
+        return list((await self._per_coordinator(groups, "DescribeGroups", ask)).values())
 
     async def describe_consumer_groups(self, group_ids: Iterable[str]) -> list[GroupDescription]:
         """Java's name for :meth:`describe_groups`, which describes groups of both protocols (classic
@@ -157,18 +141,12 @@ class GroupOps(AdminCore):
         if not groups:
             return
 
-        async def attempt(pending: list[str]) -> dict[str, Any]:
-            by_node, failed = await self._coordinators(pending)
-            out: dict[str, Any] = dict(failed)
-            for node, batch in by_node.items():
-                response = await self._send(node, DeleteGroupsRequest(groups_names=batch))
-                for r in response.results:
-                    out[r.group_id] = (broker_error(r.error_code, f"group {r.group_id!r}")
-                                       if r.error_code else None)
-            return out
+        async def ask(node: int, batch: list[str]) -> dict[str, Any]:
+            response = await self._send(node, DeleteGroupsRequest(groups_names=batch))
+            return {r.group_id: broker_error(r.error_code, f"group {r.group_id!r}") if r.error_code else None
+                    for r in response.results}
 
-        results = await self._retrying(groups, attempt, what="DeleteGroups")
-        self._raise_first(results, groups)
+        await self._per_coordinator(groups, "DeleteGroups", ask)
 
     async def list_consumer_group_offsets(
         self, group_id: str, partitions: Iterable[TopicPartition] | None = None, *,

@@ -3,7 +3,6 @@ answers only for its own directories, so the request goes to every broker asked 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable
 from typing import Any
 
@@ -22,35 +21,23 @@ class LogDirOps(AdminCore):
     async def describe_log_dirs(self, brokers: Iterable[int] | None = None
                                 ) -> dict[int, dict[str, LogDirDescription]]:
         """Every log directory of each broker (all brokers when None), by node id then path."""
-        client = self.client
-        if brokers is None:
-            if not client.cluster.brokers():
-                await client.refresh_metadata()
-            nodes = sorted(b.node_id for b in client.cluster.brokers())
-        else:
+        nodes = None
+        if brokers is not None:
             nodes = list(dict.fromkeys(brokers))
             if not all(isinstance(n, int) and not isinstance(n, bool) for n in nodes):
                 raise errors.IllegalArgumentError(f"brokers are node ids (int), got {nodes!r}")
 
-        async def attempt(pending: list[int]) -> dict[int, Any]:
-            async def one(node: int) -> Any:
-                try:
-                    response = await self._send(node, DescribeLogDirsRequest(topics=None))
-                except errors.KafkaError as exc:
-                    return exc
-                if response.error_code:
-                    return broker_error(response.error_code, f"DescribeLogDirs on node {node}")
-                return {r.log_dir: LogDirDescription(
-                    path=r.log_dir,
-                    error=broker_error(r.error_code, f"log dir {r.log_dir!r} on node {node}")
-                    if r.error_code else None,
-                    replicas={TopicPartition(t.name, p.partition_index):
-                              ReplicaInfo(p.partition_size, p.offset_lag, bool(p.is_future_key))
-                              for t in r.topics for p in t.partitions},
-                    total_bytes=r.total_bytes, usable_bytes=r.usable_bytes) for r in response.results}
-            answers = await asyncio.gather(*(one(n) for n in pending))
-            return dict(zip(pending, answers, strict=True))
+        async def ask(node: int) -> Any:
+            response = await self._send(node, DescribeLogDirsRequest(topics=None))
+            if response.error_code:
+                return broker_error(response.error_code, f"DescribeLogDirs on node {node}")
+            return {r.log_dir: LogDirDescription(
+                path=r.log_dir,
+                error=broker_error(r.error_code, f"log dir {r.log_dir!r} on node {node}")
+                if r.error_code else None,
+                replicas={TopicPartition(t.name, p.partition_index):
+                          ReplicaInfo(p.partition_size, p.offset_lag, bool(p.is_future_key))
+                          for t in r.topics for p in t.partitions},
+                total_bytes=r.total_bytes, usable_bytes=r.usable_bytes) for r in response.results}
 
-        results = await self._retrying(nodes, attempt, what="DescribeLogDirs")
-        self._raise_first(results, nodes)
-        return {n: results[n] for n in nodes}
+        return await self._every_broker("DescribeLogDirs", ask, nodes)

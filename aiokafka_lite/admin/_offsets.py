@@ -13,19 +13,12 @@ from ..protocol.messages.delete_records import (
     DeleteRecordsTopic,
 )
 from ..structs import TopicPartition
-from ._core import AdminCore, broker_error, check_tp, describe_tp
+from ._core import AdminCore, broker_error, by_topic, check_tp, describe_tp
 from .types import ListOffsetsResult
 
 #: ListOffsets' special timestamps.
 OFFSET_SPECS = {"latest": LATEST, "earliest": EARLIEST, "max_timestamp": MAX_TIMESTAMP}
 _ISOLATION = {"read_uncommitted": 0, "read_committed": 1}
-
-
-def _by_topic(items: Mapping[TopicPartition, int]) -> dict[str, list[tuple[int, int]]]:
-    out: dict[str, list[tuple[int, int]]] = {}
-    for tp, value in items.items():
-        out.setdefault(tp.topic, []).append((tp.partition, value))
-    return out
 
 
 class OffsetOps(AdminCore):
@@ -71,14 +64,14 @@ class OffsetOps(AdminCore):
                     f"{describe_tp(tp)}: delete_records takes an offset >= 0 (or -1 for the high "
                     f"watermark), got {offset!r}")
             wanted[tp] = offset
-        wait = timeout_ms if timeout_ms is not None else self.config.request_timeout_ms
+        wait, answer_within = self._broker_wait(timeout_ms)
 
         async def call(node: int, batch: dict[TopicPartition, int]) -> dict[TopicPartition, Any]:
             request = DeleteRecordsRequest(timeout_ms=wait, topics=[
                 DeleteRecordsTopic(name=t, partitions=[
-                    DeleteRecordsPartition(partition_index=p, offset=o) for p, o in parts])
-                for t, parts in _by_topic(batch).items()])
-            response = await self._send(node, request, timeout_ms=wait + self.config.request_timeout_ms)
+                    DeleteRecordsPartition(partition_index=tp.partition, offset=batch[tp]) for tp in tps])
+                for t, tps in by_topic(batch).items()])
+            response = await self._send(node, request, timeout_ms=answer_within)
             out: dict[TopicPartition, Any] = {}
             for t in response.topics:
                 for p in t.partitions:

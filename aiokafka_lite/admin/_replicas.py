@@ -19,7 +19,7 @@ from ..protocol.messages.list_partition_reassignments import (
     ListPartitionReassignmentsTopics,
 )
 from ..structs import TopicPartition
-from ._core import AdminCore, broker_error, check_tp, describe_tp
+from ._core import AdminCore, broker_error, by_topic, check_tp, describe_tp, partition_errors
 from .types import PartitionReassignment
 
 __all__ = ["ReplicaOps"]
@@ -27,13 +27,6 @@ __all__ = ["ReplicaOps"]
 #: ElectLeaders' election types.
 ELECTION_TYPES = {"preferred": 0, "unclean": 1}
 _ALL = "*"
-
-
-def _by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
-    out: dict[str, list[int]] = {}
-    for tp in tps:
-        out.setdefault(tp.topic, []).append(tp.partition)
-    return out
 
 
 class ReplicaOps(AdminCore):
@@ -46,12 +39,11 @@ class ReplicaOps(AdminCore):
         if wanted == []:
             return {}
 
-        async def attempt(pending: list[str]) -> dict[str, Any]:
-            node = await self._controller()
+        async def ask(node: int, pending: list[str]) -> dict[str, Any]:
             response = await self._send(node, ListPartitionReassignmentsRequest(
                 topics=None if wanted is None else [
                     ListPartitionReassignmentsTopics(name=t, partition_indexes=ps)
-                    for t, ps in _by_topic(wanted).items()]))
+                    for t, ps in _indexes_by_topic(wanted).items()]))
             if response.error_code:
                 return {_ALL: broker_error(response.error_code, "ListPartitionReassignments",
                                            response.error_message)}
@@ -59,8 +51,7 @@ class ReplicaOps(AdminCore):
                 tuple(p.replicas), tuple(p.adding_replicas), tuple(p.removing_replicas))
                 for t in response.topics for p in t.partitions}}
 
-        results = await self._retrying([_ALL], attempt, what="ListPartitionReassignments")
-        self._raise_first(results, [_ALL])
+        results = await self._on_controller([_ALL], "ListPartitionReassignments", ask)
         found: dict[TopicPartition, PartitionReassignment] = results[_ALL]
         return dict(sorted(found.items()))
 
@@ -82,31 +73,20 @@ class ReplicaOps(AdminCore):
                     f"{describe_tp(tp)}: replicas must be distinct broker ids (or None to cancel), "
                     f"got {ids!r}")
             wanted[tp] = ids
-        if not wanted:
-            return
-        wait = timeout_ms if timeout_ms is not None else self.config.request_timeout_ms
+        wait, answer_within = self._broker_wait(timeout_ms)
 
-        async def attempt(pending: list[TopicPartition]) -> dict[TopicPartition, Any]:
-            node = await self._controller()
-            by_topic: dict[str, list[TopicPartition]] = {}
-            for tp in pending:
-                by_topic.setdefault(tp.topic, []).append(tp)
+        async def ask(node: int, pending: list[TopicPartition]) -> dict[TopicPartition, Any]:
             response = await self._send(node, AlterPartitionReassignmentsRequest(timeout_ms=wait, topics=[
                 ReassignableTopic(name=t, partitions=[ReassignablePartition(
                     partition_index=tp.partition, replicas=wanted[tp]) for tp in tps])
-                for t, tps in by_topic.items()]), timeout_ms=wait + self.config.request_timeout_ms)
+                for t, tps in by_topic(pending).items()]), timeout_ms=answer_within)
             if response.error_code:
                 error = broker_error(response.error_code, "AlterPartitionReassignments",
                                      response.error_message)
                 return {tp: error for tp in pending}
-            return {TopicPartition(t.name, p.partition_index):
-                    broker_error(p.error_code, describe_tp(TopicPartition(t.name, p.partition_index)),
-                                 p.error_message) if p.error_code else None
-                    for t in response.responses for p in t.partitions}
+            return partition_errors(response.responses, "")
 
-        order = list(wanted)
-        results = await self._retrying(order, attempt, what="AlterPartitionReassignments")
-        self._raise_first(results, order)
+        await self._on_controller(list(wanted), "AlterPartitionReassignments", ask)
 
     async def elect_leaders(self, partitions: Iterable[TopicPartition] | None = None, *,
                             election_type: str = "preferred", timeout_ms: int | None = None
@@ -120,15 +100,14 @@ class ReplicaOps(AdminCore):
         wanted = None if partitions is None else sorted({check_tp(tp) for tp in partitions})
         if wanted == []:
             return {}
-        wait = timeout_ms if timeout_ms is not None else self.config.request_timeout_ms
+        wait, answer_within = self._broker_wait(timeout_ms)
 
-        async def attempt(pending: list[str]) -> dict[str, Any]:
-            node = await self._controller()
+        async def ask(node: int, pending: list[str]) -> dict[str, Any]:
             response = await self._send(node, ElectLeadersRequest(
                 election_type=ELECTION_TYPES[election_type], timeout_ms=wait,
                 topic_partitions=None if wanted is None else [
-                    TopicPartitions(topic=t, partitions=ps) for t, ps in _by_topic(wanted).items()]),
-                timeout_ms=wait + self.config.request_timeout_ms)
+                    TopicPartitions(topic=t, partitions=ps) for t, ps in _indexes_by_topic(wanted).items()]),
+                timeout_ms=answer_within)
             if response.error_code:
                 return {_ALL: broker_error(response.error_code, "ElectLeaders")}
             out: dict[TopicPartition, Any] = {}
@@ -142,8 +121,11 @@ class ReplicaOps(AdminCore):
                             if p.error_code else True
             return {_ALL: out}
 
-        results = await self._retrying([_ALL], attempt, what="ElectLeaders")
-        self._raise_first(results, [_ALL])
+        results = await self._on_controller([_ALL], "ElectLeaders", ask)
         outcome: dict[TopicPartition, Any] = results[_ALL]
         self._raise_first(outcome, sorted(outcome))
         return dict(sorted(outcome.items()))
+
+
+def _indexes_by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
+    return {t: [tp.partition for tp in group] for t, group in by_topic(tps).items()}

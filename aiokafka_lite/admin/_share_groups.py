@@ -29,8 +29,8 @@ from ..protocol.messages.describe_share_group_offsets import (
 )
 from ..protocol.messages.share_group_describe import ShareGroupDescribeRequest
 from ..structs import OffsetAndMetadata, TopicPartition
-from ._core import broker_error, check_group, check_tp, describe_tp
-from ._group_offsets import GroupOffsetOps, by_topic
+from ._core import broker_error, by_topic, check_group, check_tp, describe_tp, partition_errors
+from ._group_offsets import GroupOffsetOps
 from .types import ACL_OPERATIONS, ShareGroupDescription, ShareMemberDescription, acl_name
 
 __all__ = ["ShareGroupOps"]
@@ -78,21 +78,13 @@ class ShareGroupOps(GroupOffsetOps):
         if not groups:
             return []
 
-        async def attempt(pending: list[str]) -> dict[str, Any]:
-            by_node, failed = await self._coordinators(pending)
-            out: dict[str, Any] = dict(failed)
-            for node, batch in by_node.items():
-                response = await self._send(node, ShareGroupDescribeRequest(
-                    group_ids=batch, include_authorized_operations=include_authorized_operations))
-                for g in response.groups:
-                    out[g.group_id] = (
-                        broker_error(g.error_code, f"share group {g.group_id!r}", g.error_message)
-                        if g.error_code else _description(g))
-            return out
+        async def ask(node: int, batch: list[str]) -> dict[str, Any]:
+            response = await self._send(node, ShareGroupDescribeRequest(
+                group_ids=batch, include_authorized_operations=include_authorized_operations))
+            return {g.group_id: broker_error(g.error_code, f"share group {g.group_id!r}", g.error_message)
+                    if g.error_code else _description(g) for g in response.groups}
 
-        results = await self._retrying(groups, attempt, what="ShareGroupDescribe")
-        self._raise_first(results, groups)
-        return [results[g] for g in groups]
+        return list((await self._per_coordinator(groups, "ShareGroupDescribe", ask)).values())
 
     async def list_share_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition] | None = None
                                        ) -> dict[TopicPartition, OffsetAndMetadata]:
@@ -152,12 +144,7 @@ class ShareGroupOps(GroupOffsetOps):
             response = await self._send(node, request)
             if response.error_code:
                 return broker_error(response.error_code, f"share group {group!r}", response.error_message)
-            out: dict[TopicPartition, Any] = {}
-            for t in response.responses:
-                for p in t.partitions:
-                    tp = TopicPartition(t.topic_name, p.partition_index)
-                    out[tp] = (broker_error(p.error_code, f"share group {group!r} {describe_tp(tp)}",
-                                            p.error_message) if p.error_code else None)
+            out = partition_errors(response.responses, f"share group {group!r}", topic_field="topic_name")
             retry = _retry_round(out)
             return retry if retry is not None else out
 

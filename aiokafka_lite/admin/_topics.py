@@ -6,7 +6,8 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .. import __version__, errors
+from .. import errors
+from .._version import __version__
 from ..net.handshake import CLIENT_SOFTWARE_NAME
 from ..protocol.messages.api_versions import ApiVersionsRequest
 from ..protocol.messages.create_partitions import (
@@ -26,7 +27,7 @@ from ..protocol.messages.describe_configs import DescribeConfigsRequest, Describ
 from ..protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from ..structs import BrokerInfo, NewTopic, PartitionInfo, check_topic_name
 from ._config_routes import by_node, config_routes
-from ._core import AdminCore, broker_error
+from ._core import AdminCore, broker_error, topic_errors
 from .types import (
     CONFIG_SOURCES,
     CONFIG_TYPES,
@@ -74,22 +75,16 @@ class TopicOps(AdminCore):
         names = [t.name for t in topics]
         if len(set(names)) != len(names):
             raise errors.IllegalArgumentError(f"create_topics: a topic is named twice in {names!r}")
-        if not topics:
-            return
         by_name = {t.name: t for t in topics}
-        wait = timeout_ms if timeout_ms is not None else self.config.request_timeout_ms
+        wait, answer_within = self._broker_wait(timeout_ms)
 
-        async def attempt(pending: list[str]) -> dict[str, Any]:
-            node = await self._controller()
+        async def ask(node: int, pending: list[str]) -> dict[str, Any]:
             request = CreateTopicsRequest(
                 topics=[self._creatable(by_name[n]) for n in pending], timeout_ms=wait,
                 validate_only=validate_only)
-            response = await self._send(node, request, timeout_ms=wait + self.config.request_timeout_ms)
-            return {r.name: (broker_error(r.error_code, f"topic {r.name!r}", r.error_message)
-                             if r.error_code else None) for r in response.topics}
+            return topic_errors((await self._send(node, request, timeout_ms=answer_within)).topics)
 
-        results = await self._retrying(names, attempt, what="CreateTopics")
-        self._raise_first(results, names)
+        await self._on_controller(names, "CreateTopics", ask)
 
     @staticmethod
     def _creatable(topic: NewTopic) -> CreatableTopic:
@@ -107,26 +102,19 @@ class TopicOps(AdminCore):
     async def delete_topics(self, topics: Iterable[str], *, timeout_ms: int | None = None) -> None:
         """Delete topics on the controller; raises the first topic's error, naming the topic."""
         names = list(dict.fromkeys(check_topic_name(t) for t in topics))
-        if not names:
-            return
-        wait = timeout_ms if timeout_ms is not None else self.config.request_timeout_ms
+        wait, answer_within = self._broker_wait(timeout_ms)
 
-        async def attempt(pending: list[str]) -> dict[str, Any]:
-            node = await self._controller()
+        async def ask(node: int, pending: list[str]) -> dict[str, Any]:
             version = await self._version(node, DeleteTopicsRequest)
             if version >= 6:
                 request = DeleteTopicsRequest(topics=[DeleteTopicState(name=n) for n in pending],
                                               timeout_ms=wait)
             else:
                 request = DeleteTopicsRequest(topic_names=pending, timeout_ms=wait)
-            response = await self._send(node, request, version=version,
-                                        timeout_ms=wait + self.config.request_timeout_ms)
-            return {r.name: (broker_error(r.error_code, f"topic {r.name!r}",
-                                          getattr(r, "error_message", None))
-                             if r.error_code else None) for r in response.responses}
+            response = await self._send(node, request, version=version, timeout_ms=answer_within)
+            return topic_errors(response.responses)
 
-        results = await self._retrying(names, attempt, what="DeleteTopics")
-        self._raise_first(results, names)
+        await self._on_controller(names, "DeleteTopics", ask)
 
     async def create_partitions(self, new_partitions: Mapping[str, int | NewPartitions], *,
                                 timeout_ms: int | None = None, validate_only: bool = False) -> None:
@@ -139,23 +127,17 @@ class TopicOps(AdminCore):
                 raise errors.IllegalArgumentError(
                     f"topic {name!r}: expected a positive partition count or NewPartitions, got {spec!r}")
             wanted[name] = np
-        if not wanted:
-            return
-        wait = timeout_ms if timeout_ms is not None else self.config.request_timeout_ms
+        wait, answer_within = self._broker_wait(timeout_ms)
 
-        async def attempt(pending: list[str]) -> dict[str, Any]:
-            node = await self._controller()
+        async def ask(node: int, pending: list[str]) -> dict[str, Any]:
             request = CreatePartitionsRequest(
                 topics=[CreatePartitionsTopic(
                     name=n, count=wanted[n].total_count,
                     assignments=self._assignments(wanted[n])) for n in pending],
                 timeout_ms=wait, validate_only=validate_only)
-            response = await self._send(node, request, timeout_ms=wait + self.config.request_timeout_ms)
-            return {r.name: (broker_error(r.error_code, f"topic {r.name!r}", r.error_message)
-                             if r.error_code else None) for r in response.results}
+            return topic_errors((await self._send(node, request, timeout_ms=answer_within)).results)
 
-        results = await self._retrying(list(wanted), attempt, what="CreatePartitions")
-        self._raise_first(results, list(wanted))
+        await self._on_controller(list(wanted), "CreatePartitions", ask)
 
     @staticmethod
     def _assignments(np: NewPartitions) -> list[CreatePartitionsAssignment] | None:

@@ -101,89 +101,61 @@ class TransactionOps(AdminCore):
         (``"ongoing"``, ...), ``producer_ids``, and those open longer than ``duration_filter_ms``."""
         wire_states = [_wire_state(s) for s in states]
         pids = [int(p) for p in producer_ids]
-        client = self.client
-        if not client.cluster.brokers():
-            await client.refresh_metadata()
-        nodes = sorted(b.node_id for b in client.cluster.brokers())
 
-        async def attempt(pending: list[int]) -> dict[int, Any]:
-            async def one(node: int) -> Any:
-                request = ListTransactionsRequest(state_filters=wire_states, producer_id_filters=pids)
-                version = None
-                if duration_filter_ms is not None:
-                    version = await self._version(node, ListTransactionsRequest)
-                    if version < 1:
-                        raise errors.UnsupportedVersionError(
-                            f"node {node} cannot filter transactions by duration (ListTransactions v0)")
-                    request.duration_filter = duration_filter_ms
-                try:
-                    response = await self._send(node, request, version=version)
-                except errors.KafkaError as exc:
-                    return exc
-                if response.error_code:
-                    return broker_error(response.error_code, f"ListTransactions on node {node}")
-                return [TransactionListing(t.transactional_id, t.producer_id, state_name(t.transaction_state))
-                        for t in response.transaction_states]
-            answers = await asyncio.gather(*(one(n) for n in pending))
-            return dict(zip(pending, answers, strict=True))
+        async def ask(node: int) -> Any:
+            request = ListTransactionsRequest(state_filters=wire_states, producer_id_filters=pids)
+            version = None
+            if duration_filter_ms is not None:
+                version = await self._version(node, ListTransactionsRequest)
+                if version < 1:
+                    raise errors.UnsupportedVersionError(
+                        f"node {node} cannot filter transactions by duration (ListTransactions v0)")
+                request.duration_filter = duration_filter_ms
+            response = await self._send(node, request, version=version)
+            if response.error_code:
+                return broker_error(response.error_code, f"ListTransactions on node {node}")
+            return [TransactionListing(t.transactional_id, t.producer_id, state_name(t.transaction_state))
+                    for t in response.transaction_states]
 
-        results = await self._retrying(nodes, attempt, what="ListTransactions")
-        self._raise_first(results, nodes)
-        return sorted(t for node in nodes for t in results[node])
+        results = await self._every_broker("ListTransactions", ask)
+        return sorted(t for listings in results.values() for t in listings)
 
     async def describe_transactions(self, transactional_ids: Iterable[str]
                                     ) -> dict[str, TransactionDescription]:
         """State, producer and partitions of each transactional id, asked of its coordinator."""
         ids = _check_ids(transactional_ids, "transactional id")
 
-        async def attempt(pending: list[str]) -> dict[str, Any]:
-            by_node, failed = await self._coordinators(pending, _COORDINATOR_TRANSACTION)
-            out: dict[str, Any] = dict(failed)
-            for node, batch in by_node.items():
-                response = await self._send(node, DescribeTransactionsRequest(transactional_ids=batch))
-                for t in response.transaction_states:
-                    if t.error_code:
-                        out[t.transactional_id] = broker_error(t.error_code,
-                                                               f"transactional id {t.transactional_id!r}")
-                        continue
-                    out[t.transactional_id] = TransactionDescription(
+        async def ask(node: int, batch: list[str]) -> dict[str, Any]:
+            response = await self._send(node, DescribeTransactionsRequest(transactional_ids=batch))
+            return {t.transactional_id: broker_error(t.error_code, f"transactional id {t.transactional_id!r}")
+                    if t.error_code else TransactionDescription(
                         t.transactional_id, state_name(t.transaction_state), t.producer_id, t.producer_epoch,
                         t.transaction_timeout_ms, t.transaction_start_time_ms,
                         tuple(sorted(TopicPartition(d.topic, p) for d in t.topics for p in d.partitions)),
                         node)
-            return out
+                    for t in response.transaction_states}
 
-        results = await self._retrying(ids, attempt, what="DescribeTransactions")
-        self._raise_first(results, ids)
-        return {t: results[t] for t in ids}
+        return await self._per_coordinator(ids, "DescribeTransactions", ask, _COORDINATOR_TRANSACTION)
 
     async def fence_producers(self, transactional_ids: Iterable[str]) -> dict[str, FencedProducer]:
         """Fence every producer of each transactional id: its coordinator aborts the open transaction
         and bumps the epoch, so the old producer's next request fails with ProducerFencedError."""
         ids = _check_ids(transactional_ids, "transactional id")
 
-        async def attempt(pending: list[str]) -> dict[str, Any]:
-            by_node, failed = await self._coordinators(pending, _COORDINATOR_TRANSACTION)
-            out: dict[str, Any] = dict(failed)
+        async def one(node: int, tid: str) -> Any:
+            try:
+                response = await self._send(node, InitProducerIdRequest(
+                    transactional_id=tid, transaction_timeout_ms=self.config.request_timeout_ms))
+            except errors.KafkaError as exc:
+                return exc
+            if response.error_code:
+                return broker_error(response.error_code, f"transactional id {tid!r}")
+            return FencedProducer(response.producer_id, response.producer_epoch)
 
-            async def one(node: int, tid: str) -> Any:
-                try:
-                    response = await self._send(node, InitProducerIdRequest(
-                        transactional_id=tid, transaction_timeout_ms=self.config.request_timeout_ms))
-                except errors.KafkaError as exc:
-                    return exc
-                if response.error_code:
-                    return broker_error(response.error_code, f"transactional id {tid!r}")
-                return FencedProducer(response.producer_id, response.producer_epoch)
+        async def ask(node: int, batch: list[str]) -> dict[str, Any]:
+            return dict(zip(batch, await asyncio.gather(*(one(node, tid) for tid in batch)), strict=True))
 
-            jobs = [(tid, one(node, tid)) for node, batch in by_node.items() for tid in batch]
-            answers = await asyncio.gather(*(job for _, job in jobs))
-            out.update(zip((tid for tid, _ in jobs), answers, strict=True))
-            return out
-
-        results = await self._retrying(ids, attempt, what="InitProducerId")
-        self._raise_first(results, ids)
-        return {t: results[t] for t in ids}
+        return await self._per_coordinator(ids, "InitProducerId", ask, _COORDINATOR_TRANSACTION)
 
     async def abort_transaction(self, spec: AbortTransactionSpec) -> None:
         """Write an abort marker for a hanging transaction to the partition's leader (WriteTxnMarkers)."""

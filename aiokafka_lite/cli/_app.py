@@ -13,7 +13,8 @@ import traceback
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from .. import __version__
+from .._version import __version__
+from ._commands import add
 from ._runtime import PROG, UsageError, describe, exit_code_for, print_error, run
 
 
@@ -98,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     for module in (cmd_broker, cmd_topics, cmd_produce, cmd_consume, cmd_groups, cmd_share_groups,
                    cmd_metadata, cmd_configs, cmd_acls, cmd_users, cmd_transactions, cmd_log_dirs, cmd_bench,
                    cmd_stats, cmd_smoke):
-        module.register(sub, _common)
+        for entry in module.COMMANDS:
+            add(sub, entry, _common)
     return parser
 
 

@@ -1,44 +1,24 @@
-"""End offsets the CLI can trust, and offsets by timestamp, over an Admin client's connections.
-
-Tansu 0.6 answers ListOffsets(latest) with the *base* offset of the partition's last batch plus one,
-so ``consume -e`` stopped short and ``groups describe`` showed negative lag. The Spark source
-(``spark/_source_client.py``, ``latest_offsets``) corrects this with a Fetch of at most one byte from
-the listed offset, whose high watermark is the true end; the CLI may not import ``spark``, so the same
-approach is repeated here over the network client the Admin already holds. Kafka and noida-db answer
-both alike, so there the Fetch changes nothing.
-"""
+"""End offsets the CLI can trust, over an Admin client's connections (net/list_offsets.py's
+``latest_offsets``: Tansu's ListOffsets(latest) answer falls short of the true end)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable
 from typing import Any
 
-from .. import errors
-from ..net.fetch_request import high_watermarks
+from ..net.list_offsets import ListedOffset, latest_offsets
 from ..structs import TopicPartition
 
 
 async def end_offsets(admin: Any, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
-    """Each partition's end (high watermark): ListOffsets(latest), raised to what a Fetch reports."""
-    wanted = sorted(set(tps))
-    if not wanted:
-        return {}
-    listed = {tp: r.offset for tp, r in (await admin.list_offsets({tp: "latest" for tp in wanted})).items()}
-    client = admin.client
-    by_node: dict[int, dict[TopicPartition, int]] = {}
-    for tp, off in listed.items():
-        leader = client.cluster.leader_for(tp)
-        if leader is not None and leader >= 0 and off >= 0:
-            by_node.setdefault(leader, {})[tp] = off
-    answers = await asyncio.gather(*(high_watermarks(client, node, at) for node, at in by_node.items()),
-                                   return_exceptions=True)
-    for answer in answers:
-        if isinstance(answer, errors.KafkaError):
-            continue  # ListOffsets's answer stands
-        if isinstance(answer, BaseException):
+    """Each partition's end (high watermark), with the Admin's settings; the first partition's error is
+    raised (as ``Admin.list_offsets`` does: a topic the cluster does not list fails at once)."""
+    config = admin.config
+    outcomes = await latest_offsets(
+        admin.client, tps, timeout=config.request_timeout_ms / 1000, missing_topics_final=True,
+        max_disconnects=3, retry_backoff_ms=config.retry_backoff_ms,
+        retry_backoff_max_ms=config.retry_backoff_max_ms)
+    for answer in outcomes.values():
+        if not isinstance(answer, ListedOffset):
             raise answer
-        for tp, end in answer.items():
-            if end > listed[tp]:
-                listed[tp] = end
-    return listed
+    return {tp: answer.offset for tp, answer in outcomes.items() if isinstance(answer, ListedOffset)}

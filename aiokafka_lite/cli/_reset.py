@@ -11,37 +11,36 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from ..structs import TopicPartition
-from ._clients import print_table
+from ._clients import admin_for, print_table, started
+from ._commands import GROUP, Arg, OneOf, arg, partitions
 from ._offsets import end_offsets
 from ._runtime import CLIError
 
 
-def add_reset_arguments(p: argparse.ArgumentParser, *, all_topics_help: str, to_offset_help: str,
-                        execute_help: str, shift_by: bool) -> None:
+def reset_arguments(*, all_topics_help: str, to_offset_help: str, execute_help: str,
+                    shift_by: bool) -> tuple[Arg | OneOf, ...]:
     """GROUP, which partitions (--topic/--all-topics, -p), where to (--to-*), and --dry-run/--execute."""
-    p.add_argument("group", metavar="GROUP")
-    which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--topic", action="append", default=None, metavar="TOPIC",
-                       help="a topic whose partitions to move; repeatable")
-    which.add_argument("--all-topics", action="store_true", help=all_topics_help)
-    p.add_argument("-p", "--partition", type=int, action="append", default=None,
-                   help="only this partition of the topics; repeatable")
-    to = p.add_mutually_exclusive_group(required=True)
-    to.add_argument("--to-earliest", action="store_true", help="the first offset still in the log")
-    to.add_argument("--to-latest", action="store_true", help="the end of the log")
-    to.add_argument("--to-offset", type=int, metavar="N", help=to_offset_help)
-    if shift_by:
-        to.add_argument("--shift-by", type=int, metavar="N",
-                        help="the committed offset plus N (may be negative)")
-    to.add_argument("--to-datetime", metavar="WHEN",
-                    help="the first record at or after WHEN: ms since the epoch or ISO 8601 "
-                         "(2026-11-23T20:00:00Z)")
-    run = p.add_mutually_exclusive_group()
-    run.add_argument("--dry-run", action="store_true", help="only print the new offsets (the default)")
-    run.add_argument("--execute", action="store_true", help=execute_help)
+    shift = (arg("--shift-by", type=int, metavar="N", help="the committed offset plus N (may be negative)"),)
+    return (
+        GROUP,
+        OneOf((arg("--topic", action="append", default=None, metavar="TOPIC",
+                   help="a topic whose partitions to move; repeatable"),
+               arg("--all-topics", action="store_true", help=all_topics_help)), required=True),
+        partitions(),
+        OneOf((arg("--to-earliest", action="store_true", help="the first offset still in the log"),
+               arg("--to-latest", action="store_true", help="the end of the log"),
+               arg("--to-offset", type=int, metavar="N", help=to_offset_help),
+               *(shift if shift_by else ()),
+               arg("--to-datetime", metavar="WHEN", help="the first record at or after WHEN: ms since the "
+                                                         "epoch or ISO 8601 (2026-11-23T20:00:00Z)")),
+              required=True),
+        OneOf((arg("--dry-run", action="store_true", help="only print the new offsets (the default)"),
+               arg("--execute", action="store_true", help=execute_help))),
+    )
 
 
 async def plan_reset(admin: Any, args: argparse.Namespace, current: dict[TopicPartition, int],
@@ -84,11 +83,47 @@ async def plan_reset(admin: Any, args: argparse.Namespace, current: dict[TopicPa
     return {tp: min(max(wanted[tp], firsts[tp]), ends[tp]) for tp in tps}
 
 
-def refuse_members(who: str, members: int, kind: str, state: str) -> None:
-    """A group's offsets are not moved under its members: refuse while ``who`` has any."""
-    if members:
-        raise CLIError(f"{who} has {members} {kind}(s) (state {state}); "
-                       "stop them before resetting its offsets")
+@dataclass(frozen=True)
+class GroupKind:
+    """What differs between moving a consumer group's committed offsets and a share group's start offsets:
+    the words, and the Admin calls (by name) that read the offsets, describe the group and write the new
+    offsets."""
+
+    name: str  # "group" / "share group"
+    member: str  # what a member is called ("active member")
+    offsets: str  # what the offsets are called ("committed offsets")
+    dry_run: str  # the note after a dry run ("nothing committed; add --execute to commit these offsets")
+    #: --to-offset is kept within the log (a consumer group), or taken as given (a share group).
+    clamp_to_offset: bool
+    list_call: str  # admin.list_consumer_group_offsets(group)
+    describe_call: str  # admin.describe_groups([group])
+    alter_call: str  # admin.alter_consumer_group_offsets(group, offsets)
+    #: The --json lines name the group (``{"group": ...}`` first).
+    json_names_group: bool = False
+
+
+async def reset_offsets(args: argparse.Namespace, kind: GroupKind) -> int:
+    """``reset-offsets``: compute the new offsets, print them, and with --execute (no members) write them."""
+    from .cmd_metadata import parse_time
+
+    when = parse_time(args.to_datetime) if args.to_datetime is not None else None
+    if not kind.clamp_to_offset and args.to_offset is not None and args.to_offset < 0:
+        raise CLIError(f"--to-offset must be >= 0, got {args.to_offset}", code=2)
+    who = f"{kind.name} {args.group!r}"
+    async with started(admin_for(args), args, "admin") as admin:
+        listed = await getattr(admin, kind.list_call)(args.group)
+        current = {tp: om.offset for tp, om in listed.items() if om.offset >= 0}
+        new = await plan_reset(admin, args, current, when, f"{who} has no {kind.offsets}",
+                               clamp_to_offset=kind.clamp_to_offset)
+        if args.execute:
+            (d,) = await getattr(admin, kind.describe_call)([args.group])
+            if d.members:
+                raise CLIError(f"{who} has {len(d.members)} {kind.member}(s) (state {d.state}); "
+                               "stop them before resetting its offsets")
+            await getattr(admin, kind.alter_call)(args.group, new)
+    print_plan(args, current, new, f"dry run: {kind.dry_run} for {args.group}",
+               **({"group": args.group} if kind.json_names_group else {}))
+    return 0
 
 
 def print_plan(args: argparse.Namespace, current: dict[TopicPartition, int], new: dict[TopicPartition, int],

@@ -8,52 +8,26 @@ import json
 from typing import Any
 
 from ._clients import admin_for, print_table, started
-from ._commands import Common, command_with_actions, finish
+from ._commands import Action, Command, OneOf, arg
 from ._runtime import CLIError
 
 OPERATIONS = ("all", "read", "write", "create", "delete", "alter", "describe", "cluster_action",
               "describe_configs", "alter_configs", "idempotent_write", "create_tokens", "describe_tokens")
 
 
-def _resource_options(p: argparse.ArgumentParser) -> None:
-    which = p.add_mutually_exclusive_group()
-    which.add_argument("--topic", metavar="NAME", help="a topic ('*' for all topics)")
-    which.add_argument("--group", metavar="NAME", help="a consumer group")
-    which.add_argument("--transactional-id", metavar="NAME", help="a transactional id")
-    which.add_argument("--user", metavar="NAME", help="a user (for delegation tokens)")
-    which.add_argument("--cluster", action="store_true", help="the cluster")
-    p.add_argument("--prefixed", action="store_true",
-                   help="NAME is a prefix: the ACL covers every resource whose name starts with it")
-    p.add_argument("--principal", metavar="TYPE:NAME", help="who: User:alice")
-    p.add_argument("--host", metavar="HOST", help="from where (default for add: '*', any host)")
-
-
-def register(sub: Any, common: Common) -> None:
-    actions = command_with_actions(
-        sub, "acls", help="list, add or remove ACLs",
-        description="Access control lists. The broker must run an authorizer; one "
-                    "without answers SECURITY_DISABLED (noida-db does).")
-
-    p = actions.add_parser("list", help="list ACLs, optionally filtered",
-                           description="List the ACLs matching the options given (all when none is).")
-    _resource_options(p)
-    p.add_argument("--operation", choices=OPERATIONS, help="only ACLs for this operation")
-    finish(p, common, _list, json="one JSON object per ACL")
-
-    p = actions.add_parser("add", help="add ACLs", description=(
-        "Allow (or, with --deny, deny) PRINCIPAL each --operation on one resource."))
-    _resource_options(p)
-    p.add_argument("--operation", action="append", choices=OPERATIONS, required=True,
-                   help="repeatable")
-    p.add_argument("--deny", action="store_true", help="a deny ACL (default: allow)")
-    finish(p, common, _add, json="one JSON object per ACL added")
-
-    p = actions.add_parser("remove", help="remove the ACLs matching a filter", description=(
-        "Remove every ACL matching the options given; at least a resource or --principal is needed."))
-    _resource_options(p)
-    p.add_argument("--operation", choices=OPERATIONS, help="only ACLs for this operation")
-    p.add_argument("--deny", action="store_true", help="only deny ACLs")
-    finish(p, common, _remove, json="one JSON object per ACL removed")
+#: Which resource (or resources, with --prefixed), who and from where: every action takes these.
+RESOURCE = (
+    OneOf((arg("--topic", metavar="NAME", help="a topic ('*' for all topics)"),
+           arg("--group", metavar="NAME", help="a consumer group"),
+           arg("--transactional-id", metavar="NAME", help="a transactional id"),
+           arg("--user", metavar="NAME", help="a user (for delegation tokens)"),
+           arg("--cluster", action="store_true", help="the cluster"))),
+    arg("--prefixed", action="store_true",
+        help="NAME is a prefix: the ACL covers every resource whose name starts with it"),
+    arg("--principal", metavar="TYPE:NAME", help="who: User:alice"),
+    arg("--host", metavar="HOST", help="from where (default for add: '*', any host)"),
+)
+ONE_OPERATION = arg("--operation", choices=OPERATIONS, help="only ACLs for this operation")
 
 
 def _resource(args: argparse.Namespace) -> tuple[str, str | None]:
@@ -128,3 +102,22 @@ async def _remove(args: argparse.Namespace) -> int:
         removed = (await admin.delete_acls([f]))[f]
     _print(removed, args.json, "removed")
     return 0
+
+
+COMMANDS = (Command("acls", "list, add or remove ACLs",
+                    "Access control lists. The broker must run an authorizer; one without answers "
+                    "SECURITY_DISABLED (noida-db does).", actions=(
+    Action("list", _list, "list ACLs, optionally filtered",
+           "List the ACLs matching the options given (all when none is).",
+           args=(*RESOURCE, ONE_OPERATION), json="one JSON object per ACL"),
+    Action("add", _add, "add ACLs",
+           "Allow (or, with --deny, deny) PRINCIPAL each --operation on one resource.",
+           args=(*RESOURCE,
+                 arg("--operation", action="append", choices=OPERATIONS, required=True, help="repeatable"),
+                 arg("--deny", action="store_true", help="a deny ACL (default: allow)")),
+           json="one JSON object per ACL added"),
+    Action("remove", _remove, "remove the ACLs matching a filter",
+           "Remove every ACL matching the options given; at least a resource or --principal is needed.",
+           args=(*RESOURCE, ONE_OPERATION, arg("--deny", action="store_true", help="only deny ACLs")),
+           json="one JSON object per ACL removed"),
+)),)

@@ -15,32 +15,11 @@ from typing import Any
 
 from ..structs import RecordMetadata, TopicPartition
 from ._clients import settings, started
-from ._commands import Common, command_with_actions, finish
+from ._commands import Action, Command, arg, load_options
 from ._progress import Progress
 from ._runtime import CLIError
-from ._settings import ACKS, COMPRESSIONS, ROUND_TRIP
+from ._settings import ROUND_TRIP
 from ._work import assign_from, consume_until, topic_for
-
-
-def register(sub: Any, common: Common) -> None:
-    actions = command_with_actions(
-        sub, "bench", help="measure produce or consume throughput",
-        description="A small throughput benchmark against a running broker.")
-    for action, text in (("produce", "time producing N records"),
-                         ("consume", "time consuming N records (produced first, untimed)")):
-        p = actions.add_parser(action, help=text, description=text.capitalize() + ".")
-        p.add_argument("-n", "--num-records", type=int, default=100_000, help="records (default: 100000)")
-        p.add_argument("-s", "--size", type=int, default=100, help="value size in bytes (default: 100)")
-        p.add_argument("--topic", help="use this topic (created if missing) instead of a temporary one")
-        p.add_argument("--partitions", type=int, default=3, help="partitions of a new topic (default: 3)")
-        p.add_argument("-z", "--compression", choices=COMPRESSIONS, default=None)
-        p.add_argument("-a", "--acks", choices=ACKS, default=None)
-        p.add_argument("--timeout", type=float, default=30.0,
-                       help="consume: give up when nothing arrives for this long (default: 30)")
-        p.add_argument("--json", action="store_true", help="print the figures as one JSON line")
-        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
-                       help="progress bar on stderr (default: on)")
-        finish(p, common, run)
 
 
 async def send_all(producer: Any, topic: str, n: int, value: bytes,
@@ -118,3 +97,18 @@ async def run(args: argparse.Namespace) -> int:
         print(f"{args.action}: {n} records x {args.size} B in {elapsed:.2f} s: "
               f"{figures['records_per_s']:,.0f} records/s, {figures['mb_per_s']:.2f} MB/s", file=sys.stdout)
     return 0
+
+
+def _bench_action(name: str, text: str) -> Action:
+    return Action(name, run, text, json="print the figures as one JSON line", args=(
+        *load_options(100_000, "records", partitions_help="partitions of a new topic", timeout=30.0,
+                      timeout_help="consume: give up when nothing arrives for this long (default: 30)"),
+        arg("--progress", action=argparse.BooleanOptionalAction, default=True,
+            help="progress bar on stderr (default: on)"),
+    ))
+
+
+COMMANDS = (Command("bench", "measure produce or consume throughput",
+                    "A small throughput benchmark against a running broker.", actions=(
+                        _bench_action("produce", "time producing N records"),
+                        _bench_action("consume", "time consuming N records (produced first, untimed)"))),)

@@ -8,28 +8,9 @@ import sys
 import threading
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
-from ._commands import Common
+from ._commands import Action, arg
 from ._runtime import CLIError
-
-
-def register(sub: Any, common: Common) -> None:
-    p = sub.add_parser(
-        "broker", help="run the embedded development broker (Tansu or noida-db)",
-        description="Run a local Kafka-protocol broker on a loopback port until Ctrl-C or SIGTERM. "
-                    "Tansu keeps everything in memory; noida-db keeps data in --data-dir.")
-    p.add_argument("--kind", choices=("tansu", "noida"), default="tansu",
-                   help="which broker (default: tansu)")
-    p.add_argument("--port", type=int, default=9092,
-                   help="port on 127.0.0.1 (default: 9092; 0 for a free one)")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    p.add_argument("--data-dir", type=Path, default=None,
-                   help="noida-db's data directory (default: temporary)")
-    p.add_argument("--log-dir", type=Path, default=None,
-                   help="keep the broker's log here (default: a temporary directory)")
-    p.add_argument("--start-timeout", type=float, default=20.0, metavar="SECONDS")
-    p.set_defaults(handler=run, is_async=False)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,3 +48,17 @@ def run(args: argparse.Namespace) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return 0
+
+
+COMMANDS = (Action(
+    "broker", run, "run the embedded development broker (Tansu or noida-db)",
+    "Run a local Kafka-protocol broker on a loopback port until Ctrl-C or SIGTERM. Tansu keeps everything in "
+    "memory; noida-db keeps data in --data-dir.", is_async=False, args=(
+        arg("--kind", choices=("tansu", "noida"), default="tansu", help="which broker (default: tansu)"),
+        arg("--port", type=int, default=9092, help="port on 127.0.0.1 (default: 9092; 0 for a free one)"),
+        arg("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"),
+        arg("--data-dir", type=Path, default=None, help="noida-db's data directory (default: temporary)"),
+        arg("--log-dir", type=Path, default=None,
+            help="keep the broker's log here (default: a temporary directory)"),
+        arg("--start-timeout", type=float, default=20.0, metavar="SECONDS"),
+    )),)

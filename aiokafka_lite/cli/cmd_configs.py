@@ -5,58 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from ._clients import admin_for, started
-from ._commands import Common, command_with_actions, finish
+from ._commands import VALIDATE_ONLY, Action, Command, arg
 from ._runtime import CLIError
 from ._settings import parse_pairs
 
 TYPES = ("topic", "broker")
-
-
-def register(sub: Any, common: Common) -> None:
-    actions = command_with_actions(
-        sub, "configs", help="describe or alter topic and broker configs",
-        description="Topic and broker configs.")
-
-    p = actions.add_parser("describe", help="show configs",
-                           description="Show the configs of a topic or a broker (by node id). Tansu "
-                                       "answers with none.")
-    p.add_argument("type", choices=TYPES)
-    p.add_argument("names", nargs="+", metavar="NAME", help="topic names or broker ids")
-    p.add_argument("--all", action="store_true", help="also configs left at their defaults")
-    finish(p, common, _describe, json="one JSON object per resource")
-
-    p = actions.add_parser("alter", help="set or reset configs (only those named change)",
-                           description="Set configs (--set name=value) or reset them to their default "
-                                       "(--delete name); the others stay as they are.")
-    p.add_argument("type", choices=TYPES)
-    p.add_argument("names", nargs="+", metavar="NAME", help="topic names or broker ids")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="repeatable")
-    p.add_argument("--delete", action="append", default=[], metavar="KEY", help="repeatable")
-    p.add_argument("--validate-only", action="store_true", help="ask the broker to check, not change")
-    finish(p, common, _alter, json="one JSON object per resource")
-
-    p = actions.add_parser("set", help="set configs (KEY=VALUE ...)",
-                           description="Set configs of one topic or broker; the others stay as they are "
-                                       "(with --replace-all, every config not given returns to its "
-                                       "default: Kafka's legacy AlterConfigs).")
-    p.add_argument("type", choices=TYPES)
-    p.add_argument("name", metavar="NAME", help="a topic name or broker id")
-    p.add_argument("pairs", nargs="+", metavar="KEY=VALUE")
-    p.add_argument("--replace-all", action="store_true",
-                   help="replace the whole set (AlterConfigs); configs not given are reset")
-    p.add_argument("--validate-only", action="store_true", help="ask the broker to check, not change")
-    finish(p, common, _set, json="a JSON object for the change")
-
-    p = actions.add_parser("delete", help="reset configs to their defaults (KEY ...)",
-                           description="Reset the named configs of one topic or broker to their defaults.")
-    p.add_argument("type", choices=TYPES)
-    p.add_argument("name", metavar="NAME", help="a topic name or broker id")
-    p.add_argument("keys", nargs="+", metavar="KEY")
-    p.add_argument("--validate-only", action="store_true", help="ask the broker to check, not change")
-    finish(p, common, _delete, json="a JSON object for the change")
 
 
 async def _describe(args: argparse.Namespace) -> int:
@@ -123,3 +78,37 @@ async def _change(args: argparse.Namespace, names: list[str], changes: dict[str,
             print(f"{verb} {', '.join(changes)} of {r.type} {r.name}" + (" (all others reset)" if replace_all
                                                                           else ""))
     return 0
+
+
+_TYPE = arg("type", choices=TYPES)
+_NAMES = arg("names", nargs="+", metavar="NAME", help="topic names or broker ids")
+_NAME = arg("name", metavar="NAME", help="a topic name or broker id")
+
+COMMANDS = (Command("configs", "describe or alter topic and broker configs", "Topic and broker configs.",
+                    actions=(
+    Action("describe", _describe, "show configs",
+           "Show the configs of a topic or a broker (by node id). Tansu answers with none.",
+           args=(_TYPE, _NAMES,
+                 arg("--all", action="store_true", help="also configs left at their defaults")),
+           json="one JSON object per resource"),
+    Action("alter", _alter, "set or reset configs (only those named change)",
+           "Set configs (--set name=value) or reset them to their default (--delete name); the others stay "
+           "as they are.",
+           args=(_TYPE, _NAMES,
+                 arg("--set", action="append", default=[], metavar="KEY=VALUE", help="repeatable"),
+                 arg("--delete", action="append", default=[], metavar="KEY", help="repeatable"),
+                 VALIDATE_ONLY),
+           json="one JSON object per resource"),
+    Action("set", _set, "set configs (KEY=VALUE ...)",
+           "Set configs of one topic or broker; the others stay as they are (with --replace-all, every "
+           "config not given returns to its default: Kafka's legacy AlterConfigs).",
+           args=(_TYPE, _NAME, arg("pairs", nargs="+", metavar="KEY=VALUE"),
+                 arg("--replace-all", action="store_true",
+                     help="replace the whole set (AlterConfigs); configs not given are reset"),
+                 VALIDATE_ONLY),
+           json="a JSON object for the change"),
+    Action("delete", _delete, "reset configs to their defaults (KEY ...)",
+           "Reset the named configs of one topic or broker to their defaults.",
+           args=(_TYPE, _NAME, arg("keys", nargs="+", metavar="KEY"), VALIDATE_ONLY),
+           json="a JSON object for the change"),
+)),)

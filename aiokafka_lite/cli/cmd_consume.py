@@ -13,61 +13,11 @@ from typing import Any
 from .. import errors
 from ..structs import TopicPartition
 from ._clients import CLI_SESSION_TIMEOUT_MS, settings, started
-from ._commands import Common, finish
+from ._commands import Action, OneOf, arg, partitions
 from ._format import DelimitedFormatter, KcatFormatter, RecordFormatter, json_envelope
 from ._offsets import end_offsets
 from ._runtime import CLIError, StopSignal, race
 from ._settings import ADMIN, CONSUMER, SHARE_CONSUMER
-
-
-def register(sub: Any, common: Common) -> None:
-    p = sub.add_parser(
-        "consume", help="print records of a topic",
-        description="Print records of TOPIC, one per line. Without --group every partition is read "
-                    "directly; with --group the consumer joins the group and commits what it printed.")
-    p.add_argument("topics", nargs="+", metavar="TOPIC", help="one or more topics")
-    p.add_argument("-g", "--group", help="consumer group id (group.id)")
-    p.add_argument("--share-group", metavar="NAME", default=None,
-                   help="read as a member of share group NAME (KIP-932 queues; needs Kafka 4.1+): records "
-                        "are shared out one by one among the group's members and accepted once printed")
-    p.add_argument("--group-protocol", choices=("classic", "consumer"), default=None,
-                   help="with --group: 'classic' (the default) or 'consumer' (KIP-848, the broker assigns; "
-                        "needs Kafka 4.0+)")
-    p.add_argument("-o", "--offset", default=None, metavar="SPEC",
-                   help="where to start: beginning, end (the default), N (that offset), -N (N before the "
-                        "end), s@MS (the first record at or after that timestamp in ms); with --group only "
-                        "beginning or end, for partitions without a committed offset")
-    p.add_argument("--from-beginning", action="store_true",
-                   help="same as -o beginning (auto.offset.reset=earliest with --group)")
-    p.add_argument("-p", "--partition", type=int, action="append", default=None,
-                   help="read only this partition (without --group); repeatable")
-    p.add_argument("-n", "--max-messages", "-c", type=int, default=None, metavar="N",
-                   help="exit after N records; fails if they do not arrive within --timeout")
-    p.add_argument("-e", "--exit-at-end", action="store_true",
-                   help="exit once every assigned partition is read to the end offset it had at start")
-    p.add_argument("-t", "--timeout", type=float, default=None, metavar="SECONDS",
-                   help="exit when no record arrives for this long (default: wait for ever; "
-                        "30 with -n)")
-    out = p.add_mutually_exclusive_group()
-    out.add_argument("-F", "--format", default=None,
-                     help=r"'json' or a template over {topic} {partition} {offset} {timestamp} "
-                          r"{timestamp_type} {key} {value} {headers} {key_size} {value_size}; "
-                          r"\t and \n work (default: {value})")
-    out.add_argument("-f", dest="kcat_format", default=None, metavar="FMT",
-                     help=r"kcat's format: %%t topic, %%p partition, %%o offset, %%k key, %%s value, "
-                          r"%%T timestamp, %%h headers, %%S value size, %%K key size, %%%% a %%; \n \t work; "
-                          r"nothing is added after a record (end FMT with \n)")
-    out.add_argument("-J", "--json-envelope", action="store_true",
-                     help="kcat's JSON envelope per record: topic, partition, offset, tstype, ts, "
-                          "headers, key, payload")
-    p.add_argument("-K", "--key-delimiter", default=None, metavar="DELIM",
-                   help=r"print the key, DELIM, then the value (default output only; \t works)")
-    p.add_argument("-D", "--delimiter", default="\\n", metavar="DELIM",
-                   help=r"written after each record in the default output (default: \n)")
-    p.add_argument("-Z", "--null", action="store_true",
-                   help="print a missing (NULL) key or value as NULL instead of nothing")
-    p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
-    finish(p, common, run)
 
 
 async def _maybe(value: Any) -> Any:
@@ -294,3 +244,50 @@ async def _at_end(consumer: Any, admin: Any, ends: dict[TopicPartition, int]) ->
         if await _maybe(consumer.position(tp)) < ends[tp]:
             return False
     return True
+
+
+COMMANDS = (Action(
+    "consume", run, "print records of a topic",
+    "Print records of TOPIC, one per line. Without --group every partition is read directly; with --group "
+    "the consumer joins the group and commits what it printed.", args=(
+        arg("topics", nargs="+", metavar="TOPIC", help="one or more topics"),
+        arg("-g", "--group", help="consumer group id (group.id)"),
+        arg("--share-group", metavar="NAME", default=None,
+            help="read as a member of share group NAME (KIP-932 queues; needs Kafka 4.1+): records are "
+                 "shared out one by one among the group's members and accepted once printed"),
+        arg("--group-protocol", choices=("classic", "consumer"), default=None,
+            help="with --group: 'classic' (the default) or 'consumer' (KIP-848, the broker assigns; needs "
+                 "Kafka 4.0+)"),
+        arg("-o", "--offset", default=None, metavar="SPEC",
+            help="where to start: beginning, end (the default), N (that offset), -N (N before the end), s@MS "
+                 "(the first record at or after that timestamp in ms); with --group only beginning or end, "
+                 "for partitions without a committed offset"),
+        arg("--from-beginning", action="store_true",
+            help="same as -o beginning (auto.offset.reset=earliest with --group)"),
+        partitions("read only this partition (without --group); repeatable"),
+        arg("-n", "--max-messages", "-c", type=int, default=None, metavar="N",
+            help="exit after N records; fails if they do not arrive within --timeout"),
+        arg("-e", "--exit-at-end", action="store_true",
+            help="exit once every assigned partition is read to the end offset it had at start"),
+        arg("-t", "--timeout", type=float, default=None, metavar="SECONDS",
+            help="exit when no record arrives for this long (default: wait for ever; 30 with -n)"),
+        OneOf((
+            arg("-F", "--format", default=None,
+                help=r"'json' or a template over {topic} {partition} {offset} {timestamp} {timestamp_type} "
+                     r"{key} {value} {headers} {key_size} {value_size}; \t and \n work (default: {value})"),
+            arg("-f", dest="kcat_format", default=None, metavar="FMT",
+                help=r"kcat's format: %%t topic, %%p partition, %%o offset, %%k key, %%s value, "
+                     r"%%T timestamp, %%h headers, %%S value size, %%K key size, %%%% a %%; \n \t work; "
+                     r"nothing is added after a record (end FMT with \n)"),
+            arg("-J", "--json-envelope", action="store_true",
+                help="kcat's JSON envelope per record: topic, partition, offset, tstype, ts, headers, key, "
+                     "payload"),
+        )),
+        arg("-K", "--key-delimiter", default=None, metavar="DELIM",
+            help=r"print the key, DELIM, then the value (default output only; \t works)"),
+        arg("-D", "--delimiter", default="\\n", metavar="DELIM",
+            help=r"written after each record in the default output (default: \n)"),
+        arg("-Z", "--null", action="store_true",
+            help="print a missing (NULL) key or value as NULL instead of nothing"),
+        arg("-q", "--quiet", action="store_true", help="no summary line on stderr"),
+    )),)

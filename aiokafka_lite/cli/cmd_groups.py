@@ -9,49 +9,9 @@ from typing import Any
 
 from ..structs import TopicPartition
 from ._clients import admin_for, started
-from ._commands import Common, command_with_actions, finish
+from ._commands import GROUP, GROUPS, TOPICS_GIVEN, Action, Command, arg, partitions
 from ._offsets import end_offsets
-from ._reset import add_reset_arguments, plan_reset, print_plan, refuse_members
-
-
-def register(sub: Any, common: Common) -> None:
-    actions = command_with_actions(
-        sub, "groups", help="list, describe, delete groups; reset or delete offsets",
-        description="Consumer group administration.")
-
-    p = actions.add_parser("list", help="list groups", description="List groups on every broker.")
-    p.add_argument("-l", "--long", action="store_true",
-                   help="also show protocol type, state and group type (classic or consumer)")
-    finish(p, common, _list)
-
-    p = actions.add_parser("describe", help="members, assignments, committed offsets and lag",
-                           description="Describe groups: state, members and their partitions, and per "
-                                       "partition the committed offset, the log end and the lag.")
-    p.add_argument("groups", nargs="+", metavar="GROUP")
-    finish(p, common, _describe, json="one JSON object per group")
-
-    p = actions.add_parser(
-        "reset-offsets", help="move a group's committed offsets (a dry run unless --execute)",
-        description="Compute new committed offsets for GROUP and print them; with --execute, commit "
-                    "them. The group must have no active members when executing.")
-    add_reset_arguments(p, all_topics_help="every topic the group has offsets for",
-                        to_offset_help="offset N (kept within the log)",
-                        execute_help="commit the new offsets", shift_by=True)
-    finish(p, common, _reset, json="one JSON object per partition")
-
-    p = actions.add_parser(
-        "delete-offsets", help="delete a group's committed offsets of topics",
-        description="Delete GROUP's committed offsets (OffsetDelete) of every partition of each --topic "
-                    "(or only -p). Refused for a topic the group's active members consume.")
-    p.add_argument("group", metavar="GROUP")
-    p.add_argument("--topic", action="append", required=True, metavar="TOPIC", help="repeatable")
-    p.add_argument("-p", "--partition", type=int, action="append", default=None,
-                   help="only this partition of the topics; repeatable")
-    finish(p, common, _delete_offsets, json="one JSON object per partition")
-
-    p = actions.add_parser("delete", help="delete empty groups", description="Delete (empty) groups.")
-    p.add_argument("groups", nargs="+", metavar="GROUP")
-    finish(p, common, _delete)
+from ._reset import GroupKind, reset_arguments, reset_offsets
 
 
 async def _list(args: argparse.Namespace) -> int:
@@ -115,22 +75,14 @@ async def _delete(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _reset(args: argparse.Namespace) -> int:
-    from .cmd_metadata import parse_time
+_KIND = GroupKind("group", "active member", "committed offsets",
+                  "nothing committed; add --execute to commit these offsets", clamp_to_offset=True,
+                  list_call="list_consumer_group_offsets", describe_call="describe_groups",
+                  alter_call="alter_consumer_group_offsets")
 
-    when = parse_time(args.to_datetime) if args.to_datetime is not None else None
-    async with started(admin_for(args), args, "admin") as admin:
-        committed = {tp: om.offset for tp, om in
-                     (await admin.list_consumer_group_offsets(args.group)).items() if om.offset >= 0}
-        new = await plan_reset(admin, args, committed, when, f"group {args.group!r} has no committed offsets",
-                               clamp_to_offset=True)
-        if args.execute:
-            (d,) = await admin.describe_groups([args.group])
-            refuse_members(f"group {args.group!r}", len(d.members), "active member", d.state)
-            await admin.alter_consumer_group_offsets(args.group, new)
-    print_plan(args, committed, new,
-               f"dry run: nothing committed; add --execute to commit these offsets for {args.group}")
-    return 0
+
+async def _reset(args: argparse.Namespace) -> int:
+    return await reset_offsets(args, _KIND)
 
 
 async def _delete_offsets(args: argparse.Namespace) -> int:
@@ -146,3 +98,26 @@ async def _delete_offsets(args: argparse.Namespace) -> int:
         else:
             print(f"deleted committed offset of {tp.topic}-{tp.partition} for group {args.group}")
     return 0
+
+
+COMMANDS = (Command("groups", "list, describe, delete groups; reset or delete offsets",
+                    "Consumer group administration.", actions=(
+    Action("list", _list, "list groups", "List groups on every broker.", args=(
+        arg("-l", "--long", action="store_true",
+            help="also show protocol type, state and group type (classic or consumer)"),)),
+    Action("describe", _describe, "members, assignments, committed offsets and lag",
+           "Describe groups: state, members and their partitions, and per partition the committed offset, "
+           "the log end and the lag.", args=(GROUPS,), json="one JSON object per group"),
+    Action("reset-offsets", _reset, "move a group's committed offsets (a dry run unless --execute)",
+           "Compute new committed offsets for GROUP and print them; with --execute, commit them. The group "
+           "must have no active members when executing.",
+           args=reset_arguments(all_topics_help="every topic the group has offsets for",
+                                to_offset_help="offset N (kept within the log)",
+                                execute_help="commit the new offsets", shift_by=True),
+           json="one JSON object per partition"),
+    Action("delete-offsets", _delete_offsets, "delete a group's committed offsets of topics",
+           "Delete GROUP's committed offsets (OffsetDelete) of every partition of each --topic (or only -p). "
+           "Refused for a topic the group's active members consume.",
+           args=(GROUP, TOPICS_GIVEN, partitions()), json="one JSON object per partition"),
+    Action("delete", _delete, "delete empty groups", "Delete (empty) groups.", args=(GROUPS,)),
+)),)

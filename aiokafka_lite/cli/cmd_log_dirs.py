@@ -7,16 +7,7 @@ import json
 from typing import Any
 
 from ._clients import admin_for, print_table, started
-from ._commands import Common, finish
-
-
-def register(sub: Any, common: Common) -> None:
-    p = sub.add_parser("log-dirs", help="brokers' log directories and replica sizes",
-                       description="Each broker's log directories, and per replica its size and lag.")
-    p.add_argument("--broker", type=int, action="append", metavar="ID", help="only this broker; repeatable")
-    p.add_argument("--topic", action="append", metavar="TOPIC",
-                   help="only replicas of this topic; repeatable")
-    finish(p, common, _log_dirs, json="one JSON object per broker and directory")
+from ._commands import Action, arg
 
 
 async def _log_dirs(args: argparse.Namespace) -> int:
@@ -40,3 +31,11 @@ async def _log_dirs(args: argparse.Namespace) -> int:
     if not args.json:
         print_table(("BROKER", "DIR", "TOPIC", "PARTITION", "SIZE", "OFFSET-LAG", "NOTE"), rows)
     return 0
+
+
+COMMANDS = (Action(
+    "log-dirs", _log_dirs, "brokers' log directories and replica sizes",
+    "Each broker's log directories, and per replica its size and lag.", args=(
+        arg("--broker", type=int, action="append", metavar="ID", help="only this broker; repeatable"),
+        arg("--topic", action="append", metavar="TOPIC", help="only replicas of this topic; repeatable"),
+    ), json="one JSON object per broker and directory"),)

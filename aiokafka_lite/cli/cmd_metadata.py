@@ -9,30 +9,9 @@ from typing import Any
 
 from ..structs import TopicPartition
 from ._clients import admin_for, started
-from ._commands import Common, finish
+from ._commands import TOPICS, Action, arg, partitions
 from ._offsets import end_offsets
 from ._runtime import CLIError
-
-
-def register(sub: Any, common: Common) -> None:
-    p = sub.add_parser("metadata", help="brokers, topics and partitions (kcat -L; also `-L`)",
-                       description="List the cluster's brokers and its topics' partitions, leaders, "
-                                   "replicas and in-sync replicas, as kcat -L does.")
-    p.add_argument("-t", "--topic", action="append", default=None, metavar="TOPIC",
-                   help="only this topic; repeatable")
-    p.add_argument("-J", "--json", action="store_true", help="one JSON document")
-    finish(p, common, _metadata)
-
-    p = sub.add_parser("offsets", help="partition offsets: earliest, latest or by timestamp",
-                       description="Print each partition's offset: the earliest, the latest (the end), "
-                                   "or the first record at or after a time.")
-    p.add_argument("topics", nargs="+", metavar="TOPIC")
-    p.add_argument("-p", "--partition", type=int, action="append", default=None,
-                   help="only this partition; repeatable")
-    p.add_argument("--time", default="latest", metavar="WHEN",
-                   help="earliest, latest (default), a timestamp in ms, or an ISO 8601 date-time "
-                        "(2026-11-23T20:00:00Z); a time after the last record gives -1")
-    finish(p, common, _offsets, json="one JSON object per partition")
 
 
 async def _metadata(args: argparse.Namespace) -> int:
@@ -105,3 +84,21 @@ async def _offsets(args: argparse.Namespace) -> int:
         else:
             print(f"{tp.topic}\t{tp.partition}\t{found[tp]}")
     return 0
+
+
+COMMANDS = (
+    Action("metadata", _metadata, "brokers, topics and partitions (kcat -L; also `-L`)",
+           "List the cluster's brokers and its topics' partitions, leaders, replicas and in-sync replicas, "
+           "as kcat -L does.", args=(
+               arg("-t", "--topic", action="append", default=None, metavar="TOPIC",
+                   help="only this topic; repeatable"),
+               arg("-J", "--json", action="store_true", help="one JSON document"))),
+    Action("offsets", _offsets, "partition offsets: earliest, latest or by timestamp",
+           "Print each partition's offset: the earliest, the latest (the end), or the first record at or "
+           "after a time.", args=(
+               TOPICS, partitions("only this partition; repeatable"),
+               arg("--time", default="latest", metavar="WHEN",
+                   help="earliest, latest (default), a timestamp in ms, or an ISO 8601 date-time "
+                        "(2026-11-23T20:00:00Z); a time after the last record gives -1")),
+           json="one JSON object per partition"),
+)

@@ -11,38 +11,11 @@ from typing import Any, BinaryIO
 
 from .. import errors
 from ._clients import settings, started
-from ._commands import Common, finish
+from ._commands import Action, arg
 from ._io import read_lines, unescape
 from ._progress import Progress
 from ._runtime import CLIError, UsageError
 from ._settings import ACKS, COMPRESSIONS, PRODUCER, parse_pairs
-
-
-def register(sub: Any, common: Common) -> None:
-    p = sub.add_parser(
-        "produce", help="produce lines from stdin or a file",
-        description="Produce one record per line of stdin (or --file). Empty lines are skipped "
-                    "unless --keep-empty. Every producer setting is available through -X.")
-    p.add_argument("topic", metavar="TOPIC")
-    p.add_argument("-f", "--file", type=Path, help="read lines from this file instead of stdin")
-    p.add_argument("-K", "--key-separator", metavar="SEP",
-                   help=r"split each line at the first SEP into key and value (e.g. ':' or '\t'); "
-                        "lines without it get no key")
-    p.add_argument("-H", "--header", action="append", default=[], metavar="KEY=VALUE",
-                   help="a header added to every record; repeatable")
-    p.add_argument("-p", "--partition", type=int, default=None, help="send every record to this partition")
-    p.add_argument("-z", "--compression", choices=COMPRESSIONS, default=None,
-                   help="batch compression (compression.type)")
-    p.add_argument("-a", "--acks", choices=ACKS, default=None, help="acks setting")
-    p.add_argument("--keep-empty", action="store_true", help="produce empty lines as empty values")
-    p.add_argument("-D", "--delimiter", default=None, metavar="DELIM",
-                   help=r"records are separated by DELIM instead of a newline (e.g. '|' or '\0')")
-    p.add_argument("-Z", "--null", action="store_true",
-                   help="an empty value or key is sent as NULL (a tombstone); empty lines are kept")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bar on stderr (default: on for a file when stderr is a terminal)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
-    finish(p, common, run)
 
 
 def _count_lines(path: Path, keep_empty: bool) -> int:
@@ -170,3 +143,29 @@ async def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"produced {tally.delivered} records to {args.topic} in {elapsed:.2f} s", file=sys.stderr)
     return 0
+
+
+COMMANDS = (Action(
+    "produce", run, "produce lines from stdin or a file",
+    "Produce one record per line of stdin (or --file). Empty lines are skipped unless --keep-empty. Every "
+    "producer setting is available through -X.", args=(
+        arg("topic", metavar="TOPIC"),
+        arg("-f", "--file", type=Path, help="read lines from this file instead of stdin"),
+        arg("-K", "--key-separator", metavar="SEP",
+            help=r"split each line at the first SEP into key and value (e.g. ':' or '\t'); lines without it "
+                 "get no key"),
+        arg("-H", "--header", action="append", default=[], metavar="KEY=VALUE",
+            help="a header added to every record; repeatable"),
+        arg("-p", "--partition", type=int, default=None, help="send every record to this partition"),
+        arg("-z", "--compression", choices=COMPRESSIONS, default=None,
+            help="batch compression (compression.type)"),
+        arg("-a", "--acks", choices=ACKS, default=None, help="acks setting"),
+        arg("--keep-empty", action="store_true", help="produce empty lines as empty values"),
+        arg("-D", "--delimiter", default=None, metavar="DELIM",
+            help=r"records are separated by DELIM instead of a newline (e.g. '|' or '\0')"),
+        arg("-Z", "--null", action="store_true",
+            help="an empty value or key is sent as NULL (a tombstone); empty lines are kept"),
+        arg("--progress", action=argparse.BooleanOptionalAction, default=None,
+            help="progress bar on stderr (default: on for a file when stderr is a terminal)"),
+        arg("-q", "--quiet", action="store_true", help="no summary line on stderr"),
+    )),)

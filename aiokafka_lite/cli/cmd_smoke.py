@@ -13,32 +13,11 @@ from typing import Any
 
 from ..structs import RecordMetadata, TopicPartition
 from ._clients import CLI_SESSION_TIMEOUT_MS, bootstrap, settings, started
-from ._commands import Common, finish
+from ._commands import Action, arg, load_options
 from ._progress import Progress
 from ._runtime import CLIError
-from ._settings import ACKS, COMPRESSIONS, ROUND_TRIP
+from ._settings import ROUND_TRIP
 from ._work import assign_from, consume_until, produce_n, run_id, topic_for
-
-
-def register(sub: Any, common: Common) -> None:
-    p = sub.add_parser(
-        "smoke", help="a produce-consume round trip; exit 0 only if every record came back",
-        description="Produce N records to a fresh topic (or --topic), read them back and check each one "
-                    "arrived intact at the offset the broker acknowledged. Exit 0 only if all did.")
-    p.add_argument("-n", "--num-records", type=int, default=1000,
-                   help="records to round-trip (default: 1000)")
-    p.add_argument("-s", "--size", type=int, default=100, help="value size in bytes (default: 100)")
-    p.add_argument("--topic", help="use this topic (created if missing) instead of a temporary one")
-    p.add_argument("--partitions", type=int, default=3, help="partitions of the temporary topic (default: 3)")
-    p.add_argument("-g", "--group", help="read back through this consumer group instead of direct assignment")
-    p.add_argument("-z", "--compression", choices=COMPRESSIONS, default=None)
-    p.add_argument("-a", "--acks", choices=ACKS, default=None)
-    p.add_argument("--timeout", type=float, default=30.0,
-                   help="give up when no record arrives for this long (default: 30)")
-    p.add_argument("--keep-topic", action="store_true", help="do not delete the temporary topic")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bars on stderr (default: when stderr is a terminal)")
-    finish(p, common, run)
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -127,3 +106,17 @@ async def run(args: argparse.Namespace) -> int:
           f"(produce {t_produce:.2f} s, consume {t_consume:.2f} s"
           + (f", {dupes} duplicates ignored" if dupes else "") + ")")
     return 0
+
+
+COMMANDS = (Action(
+    "smoke", run, "a produce-consume round trip; exit 0 only if every record came back",
+    "Produce N records to a fresh topic (or --topic), read them back and check each one arrived intact at "
+    "the offset the broker acknowledged. Exit 0 only if all did.", args=(
+        *load_options(1000, "records to round-trip", partitions_help="partitions of the temporary topic",
+                      timeout=30.0,
+                      timeout_help="give up when no record arrives for this long (default: 30)"),
+        arg("-g", "--group", help="read back through this consumer group instead of direct assignment"),
+        arg("--keep-topic", action="store_true", help="do not delete the temporary topic"),
+        arg("--progress", action=argparse.BooleanOptionalAction, default=None,
+            help="progress bars on stderr (default: when stderr is a terminal)"),
+    )),)

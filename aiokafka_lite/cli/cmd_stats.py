@@ -16,28 +16,11 @@ from typing import Any
 
 from ..structs import TopicPartition
 from ._clients import settings, started
-from ._commands import Common, command_with_actions, finish
+from ._commands import Action, Command, arg
 from ._progress import Progress
 from ._runtime import CLIError
 from ._settings import ROUND_TRIP
 from ._work import consume_until
-
-
-def register(sub: Any, common: Common) -> None:
-    actions = command_with_actions(
-        sub, "stats", help="show a client's metrics live while producing or consuming",
-        description="Produce or consume and print the client's metrics (Java's names).")
-    for action, text in (("produce", "produce N records, showing the producer's metrics"),
-                         ("consume", "consume N records from the beginning, showing the consumer's metrics")):
-        p = actions.add_parser(action, help=text, description=text.capitalize() + ".")
-        p.add_argument("topic")
-        p.add_argument("-n", "--num-records", type=int, default=10_000, help="records (default: 10000)")
-        p.add_argument("-s", "--size", type=int, default=100, help="produce: value size (default: 100)")
-        p.add_argument("--interval", type=float, default=1.0, help="seconds between prints (default: 1)")
-        p.add_argument("--match", default="", help="show only metrics whose group/name contains this")
-        p.add_argument("--timeout", type=float, default=10.0,
-                       help="consume: give up when nothing arrives for this long (default: 10)")
-        finish(p, common, run, json="print each snapshot as one JSON line")
 
 
 def _show(entries: list[dict[str, Any]], args: argparse.Namespace, label: str) -> None:
@@ -103,3 +86,22 @@ async def run(args: argparse.Namespace) -> int:
     if got < n:
         raise CLIError(f"consumed only {got} of {n} records (nothing new for {args.timeout:g} s)")
     return 0
+
+
+def _stats_action(name: str, text: str) -> Action:
+    return Action(name, run, text, json="print each snapshot as one JSON line", args=(
+        arg("topic"),
+        arg("-n", "--num-records", type=int, default=10_000, help="records (default: 10000)"),
+        arg("-s", "--size", type=int, default=100, help="produce: value size (default: 100)"),
+        arg("--interval", type=float, default=1.0, help="seconds between prints (default: 1)"),
+        arg("--match", default="", help="show only metrics whose group/name contains this"),
+        arg("--timeout", type=float, default=10.0,
+            help="consume: give up when nothing arrives for this long (default: 10)"),
+    ))
+
+
+COMMANDS = (Command("stats", "show a client's metrics live while producing or consuming",
+                    "Produce or consume and print the client's metrics (Java's names).", actions=(
+                        _stats_action("produce", "produce N records, showing the producer's metrics"),
+                        _stats_action("consume", "consume N records from the beginning, showing the "
+                                                 "consumer's metrics"))),)

@@ -4,47 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from .. import errors
 from ..structs import NewTopic
 from ._clients import admin_for, started
-from ._commands import Common, command_with_actions, finish
+from ._commands import TOPICS, Action, Command, arg
 from ._runtime import CLIError
 from ._settings import parse_pairs
-
-
-def register(sub: Any, common: Common) -> None:
-    actions = command_with_actions(
-        sub, "topics", help="create, list, describe or delete topics",
-        description="Topic administration.")
-
-    p = actions.add_parser("create", help="create topics", description="Create one or more topics.")
-    p.add_argument("topics", nargs="+", metavar="TOPIC")
-    p.add_argument("-p", "--partitions", type=int, default=-1,
-                   help="number of partitions (default: the broker's num.partitions)")
-    p.add_argument("-r", "--replication-factor", type=int, default=-1,
-                   help="replicas per partition (default: the broker's default.replication.factor)")
-    p.add_argument("-c", "--config", action="append", default=[], metavar="KEY=VALUE",
-                   help="a topic config (retention.ms=60000); repeatable")
-    p.add_argument("--if-not-exists", action="store_true", help="succeed when a topic already exists")
-    p.add_argument("--validate-only", action="store_true", help="ask the broker to check, not create")
-    finish(p, common, _create)
-
-    p = actions.add_parser("list", help="list topic names", description="List topics, one per line.")
-    p.add_argument("--internal", action="store_true", help="include internal topics")
-    p.add_argument("-l", "--long", action="store_true", help="also show partition counts")
-    finish(p, common, _list)
-
-    p = actions.add_parser("describe", help="show partitions, leaders and replicas",
-                           description="Describe topics (all topics when none is named).")
-    p.add_argument("topics", nargs="*", metavar="TOPIC")
-    finish(p, common, _describe, json="one JSON object per topic")
-
-    p = actions.add_parser("delete", help="delete topics", description="Delete one or more topics.")
-    p.add_argument("topics", nargs="+", metavar="TOPIC")
-    p.add_argument("--if-exists", action="store_true", help="succeed when a topic does not exist")
-    finish(p, common, _delete)
 
 
 async def _create(args: argparse.Namespace) -> int:
@@ -115,3 +81,25 @@ async def _delete(args: argparse.Namespace) -> int:
         for t in wanted:
             print(f"deleted topic {t}")
     return 0
+
+
+COMMANDS = (Command("topics", "create, list, describe or delete topics", "Topic administration.", actions=(
+    Action("create", _create, "create topics", "Create one or more topics.", args=(
+        TOPICS,
+        arg("-p", "--partitions", type=int, default=-1,
+            help="number of partitions (default: the broker's num.partitions)"),
+        arg("-r", "--replication-factor", type=int, default=-1,
+            help="replicas per partition (default: the broker's default.replication.factor)"),
+        arg("-c", "--config", action="append", default=[], metavar="KEY=VALUE",
+            help="a topic config (retention.ms=60000); repeatable"),
+        arg("--if-not-exists", action="store_true", help="succeed when a topic already exists"),
+        arg("--validate-only", action="store_true", help="ask the broker to check, not create"))),
+    Action("list", _list, "list topic names", "List topics, one per line.", args=(
+        arg("--internal", action="store_true", help="include internal topics"),
+        arg("-l", "--long", action="store_true", help="also show partition counts"))),
+    Action("describe", _describe, "show partitions, leaders and replicas",
+           "Describe topics (all topics when none is named).",
+           args=(arg("topics", nargs="*", metavar="TOPIC"),), json="one JSON object per topic"),
+    Action("delete", _delete, "delete topics", "Delete one or more topics.", args=(
+        TOPICS, arg("--if-exists", action="store_true", help="succeed when a topic does not exist"))),
+)),)

@@ -6,64 +6,14 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from ..structs import TopicPartition
 from ._clients import admin_for, print_table, started
-from ._commands import Common, command_with_actions, finish
+from ._commands import Action, Command, arg, partitions
 from ._runtime import CLIError
 
 STATES = ("empty", "ongoing", "prepare_commit", "prepare_abort", "complete_commit", "complete_abort", "dead",
           "prepare_epoch_fence")
-
-
-def register(sub: Any, common: Common) -> None:
-    actions = command_with_actions(
-        sub, "transactions", help="list, describe, abort or fence transactions",
-        description="Transactions their coordinators know, and hanging ones.")
-
-    p = actions.add_parser("list", help="transactional ids on every broker",
-                           description="List transactional ids with their producer id and state.")
-    p.add_argument("--state", action="append", choices=STATES, help="only these states; repeatable")
-    p.add_argument("--producer-id", action="append", type=int, metavar="ID", help="repeatable")
-    finish(p, common, _list, json="one JSON object per transactional id")
-
-    p = actions.add_parser("describe", help="state, producer and partitions of transactional ids",
-                           description="Describe transactional ids, as their coordinators know them.")
-    p.add_argument("ids", nargs="+", metavar="TRANSACTIONAL_ID")
-    finish(p, common, _describe, json="one JSON object per transactional id")
-
-    p = actions.add_parser("fence", help="abort the open transaction of transactional ids",
-                           description="Fence the producers of each TRANSACTIONAL_ID (kafka-transactions' "
-                                       "--forceTerminateTransaction): the coordinator aborts its open "
-                                       "transaction and bumps the epoch, so the old producer can no longer "
-                                       "write.")
-    p.add_argument("ids", nargs="+", metavar="TRANSACTIONAL_ID")
-    finish(p, common, _fence, json="one JSON object per transactional id")
-
-    p = actions.add_parser("abort", help="abort a hanging transaction in a partition",
-                           description="Write an abort marker to a partition for a transaction its "
-                                       "coordinator no longer knows (a hanging transaction). Give the "
-                                       "producer with --producer-id/--producer-epoch/--coordinator-epoch, "
-                                       "or --start-offset to find it with DescribeProducers.")
-    p.add_argument("--topic", required=True)
-    p.add_argument("-p", "--partition", type=int, required=True)
-    p.add_argument("--start-offset", type=int, metavar="N",
-                   help="the first offset of the hanging transaction")
-    p.add_argument("--producer-id", type=int)
-    p.add_argument("--producer-epoch", type=int)
-    p.add_argument("--coordinator-epoch", type=int)
-    finish(p, common, _abort, json="a JSON object for the marker written")
-
-    pactions = command_with_actions(
-        sub, "producers", help="describe the producers writing to partitions",
-        description="Active producers per partition (DescribeProducers).")
-    p = pactions.add_parser("describe", help="producers of a topic's partitions",
-                            description="The active producers of each partition of TOPIC, as its "
-                                        "leader knows them.")
-    p.add_argument("topic", metavar="TOPIC")
-    p.add_argument("-p", "--partition", type=int, action="append", help="only this partition; repeatable")
-    finish(p, common, _producers, json="one JSON object per producer and partition")
 
 
 async def _list(args: argparse.Namespace) -> int:
@@ -160,3 +110,41 @@ async def _producers(args: argparse.Namespace) -> int:
 def _known(value: int) -> int | None:
     """None (shown as "-") for the protocol's -1, "none"."""
     return value if value >= 0 else None
+
+
+_IDS = arg("ids", nargs="+", metavar="TRANSACTIONAL_ID")
+_EACH_ID = "one JSON object per transactional id"
+
+COMMANDS = (
+    Command("transactions", "list, describe, abort or fence transactions",
+            "Transactions their coordinators know, and hanging ones.", actions=(
+        Action("list", _list, "transactional ids on every broker",
+               "List transactional ids with their producer id and state.",
+               args=(arg("--state", action="append", choices=STATES, help="only these states; repeatable"),
+                     arg("--producer-id", action="append", type=int, metavar="ID", help="repeatable")),
+               json=_EACH_ID),
+        Action("describe", _describe, "state, producer and partitions of transactional ids",
+               "Describe transactional ids, as their coordinators know them.", args=(_IDS,), json=_EACH_ID),
+        Action("fence", _fence, "abort the open transaction of transactional ids",
+               "Fence the producers of each TRANSACTIONAL_ID (kafka-transactions' "
+               "--forceTerminateTransaction): the coordinator aborts its open transaction and bumps the "
+               "epoch, so the old producer can no longer write.", args=(_IDS,), json=_EACH_ID),
+        Action("abort", _abort, "abort a hanging transaction in a partition",
+               "Write an abort marker to a partition for a transaction its coordinator no longer knows (a "
+               "hanging transaction). Give the producer with --producer-id/--producer-epoch/"
+               "--coordinator-epoch, or --start-offset to find it with DescribeProducers.",
+               args=(arg("--topic", required=True), arg("-p", "--partition", type=int, required=True),
+                     arg("--start-offset", type=int, metavar="N",
+                         help="the first offset of the hanging transaction"),
+                     arg("--producer-id", type=int), arg("--producer-epoch", type=int),
+                     arg("--coordinator-epoch", type=int)),
+               json="a JSON object for the marker written"),
+    )),
+    Command("producers", "describe the producers writing to partitions",
+            "Active producers per partition (DescribeProducers).", actions=(
+        Action("describe", _producers, "producers of a topic's partitions",
+               "The active producers of each partition of TOPIC, as its leader knows them.",
+               args=(arg("topic", metavar="TOPIC"), partitions("only this partition; repeatable")),
+               json="one JSON object per producer and partition"),
+    )),
+)

@@ -6,42 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from ._clients import admin_for, print_table, started
-from ._commands import Common, command_with_actions, finish
+from ._commands import Action, Command, OneOf, arg
 from ._runtime import CLIError
 
 MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
-
-
-def register(sub: Any, common: Common) -> None:
-    actions = command_with_actions(
-        sub, "users", help="list, add or remove SCRAM users",
-        description="SCRAM credentials (KIP-554).")
-
-    p = actions.add_parser("list", help="users and their mechanisms",
-                           description="Show the SCRAM mechanisms of USERs (every user when none is given).")
-    p.add_argument("users", nargs="*", metavar="USER")
-    finish(p, common, _list, json="one JSON object per user")
-
-    p = actions.add_parser("add", help="create a user or change their password",
-                           description="Create USER's credential for --mechanism, or replace it.")
-    p.add_argument("user", metavar="USER")
-    given = p.add_mutually_exclusive_group(required=True)
-    given.add_argument("--password", metavar="PASSWORD", help="visible to other local users; prefer "
-                                                              "--password-stdin")
-    given.add_argument("--password-stdin", action="store_true", help="read the password's first line "
-                                                                      "from standard input")
-    p.add_argument("--mechanism", choices=MECHANISMS, default="SCRAM-SHA-256")
-    p.add_argument("--iterations", type=int, default=4096, help="4096..16384 (default: 4096)")
-    finish(p, common, _add, json="a JSON object for the change")
-
-    p = actions.add_parser("remove", help="delete a user's credential",
-                           description="Delete USER's credential for --mechanism.")
-    p.add_argument("user", metavar="USER")
-    p.add_argument("--mechanism", choices=MECHANISMS, default="SCRAM-SHA-256")
-    finish(p, common, _remove, json="a JSON object for the change")
 
 
 async def _list(args: argparse.Namespace) -> int:
@@ -88,3 +58,24 @@ async def _remove(args: argparse.Namespace) -> int:
     else:
         print(f"removed {args.mechanism} credential of user {args.user}")
     return 0
+
+
+_USER = arg("user", metavar="USER")
+_MECHANISM = arg("--mechanism", choices=MECHANISMS, default="SCRAM-SHA-256")
+
+COMMANDS = (Command("users", "list, add or remove SCRAM users", "SCRAM credentials (KIP-554).", actions=(
+    Action("list", _list, "users and their mechanisms",
+           "Show the SCRAM mechanisms of USERs (every user when none is given).",
+           args=(arg("users", nargs="*", metavar="USER"),), json="one JSON object per user"),
+    Action("add", _add, "create a user or change their password",
+           "Create USER's credential for --mechanism, or replace it.",
+           args=(_USER,
+                 OneOf((arg("--password", metavar="PASSWORD",
+                            help="visible to other local users; prefer --password-stdin"),
+                        arg("--password-stdin", action="store_true",
+                            help="read the password's first line from standard input")), required=True),
+                 _MECHANISM, arg("--iterations", type=int, default=4096, help="4096..16384 (default: 4096)")),
+           json="a JSON object for the change"),
+    Action("remove", _remove, "delete a user's credential", "Delete USER's credential for --mechanism.",
+           args=(_USER, _MECHANISM), json="a JSON object for the change"),
+)),)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, cast, overload
 
 from .. import errors as Errors
 from .._instrument import telemetry_for
+from .._lifecycle import AsyncClient
 from .._weak import weak_method
 from ..config import CONSUMER, Config, dotted_to_kwargs
 from ..metrics.hub import ClientMetrics
@@ -55,7 +56,7 @@ log = logging.getLogger(__name__)
 _FOREVER = 365 * 24 * 3600.0
 
 
-class Consumer(Generic[KT, VT]):
+class Consumer(AsyncClient, Generic[KT, VT]):
     """An asyncio Kafka consumer.
 
     ``Consumer("topic", bootstrap_servers="127.0.0.1:9092", group_id="g")`` subscribes to the topics given
@@ -197,13 +198,6 @@ class Consumer(Generic[KT, VT]):
                 await self._client.close()
 
     close = stop
-
-    async def __aenter__(self) -> Consumer[KT, VT]:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
 
     def _check_open(self) -> None:
         if self._closed:

@@ -22,11 +22,11 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from .. import errors as Errors
 from ..net import run_with_timeout
-from ..net.fetch_request import FetchAt, build_fetch, fetch_version
+from ..net.fetch_request import REFRESH_METADATA, FetchAt, build_fetch, fetch_version
 from ..protocol.messages.fetch import FetchRequest
 from ..records import decode_arrow, decode_records
 from ..structs import ConsumerRecord, TopicPartition
@@ -42,16 +42,10 @@ log = logging.getLogger(__name__)
 
 READ_COMMITTED = 1
 
-#: Partition errors that mean "the metadata we fetched by is stale": refresh, then retry.
-_RETRY_WITH_METADATA = frozenset({
-    Errors.NotLeaderOrFollowerError.errno, Errors.FencedLeaderEpochError.errno,
-    Errors.UnknownLeaderEpochError.errno, Errors.LeaderNotAvailableError.errno,
-    Errors.ReplicaNotAvailableError.errno, Errors.KafkaStorageError.errno,
-    Errors.UnknownTopicOrPartitionError.errno, Errors.UnknownTopicIdError.errno,
-    Errors.InconsistentTopicIdError.errno, Errors.OffsetNotAvailableError.errno,
-    Errors.FetchSessionTopicIdError.errno, Errors.CorruptMessageError.errno,
-    Errors.NotEnoughReplicasError.errno, Errors.RequestTimedOutError.errno,
-})
+#: Partition errors to fetch again after a metadata refresh: those fresh metadata may fix (net's one list),
+#: and, for a consumer that keeps fetching, a corrupt answer or a broker-side timeout.
+_RETRY_WITH_METADATA = REFRESH_METADATA | {Errors.CorruptMessageError.errno,
+                                           Errors.RequestTimedOutError.errno}
 
 
 def _transient(exc: Errors.KafkaError) -> bool:
@@ -418,9 +412,7 @@ class Fetcher:
             st.position = cf.position = r.offset + 1
             st.leader_epoch = r.leader_epoch
             if cf.index >= len(recs):
-                if cf.next_offset > cf.position:
-                    st.position = cf.next_offset
-                self._drop(tp)
+                self._handed_out(tp, cf, st)
             self._metrics.record_consumed(1, 0)
             self._metrics.topic_consumed(tp.topic, 1, 0)
             return r
@@ -458,97 +450,73 @@ class Fetcher:
                         tp.topic, tp.partition, found.base_offset, found.byte_pos)
             return decode(cf.data, tp.topic, tp.partition, **kwargs)
 
+    def _decoded(self, tp: TopicPartition, cf: CompletedFetch, *, arrow: bool) -> int:
+        """Decode ``cf`` from its position as Arrow or as records, unless it is already in that form (the
+        other form is dropped: switching re-decodes from the position). Returns the fetch's size when this
+        is its first decoding (its bytes count once), else 0."""
+        if (cf.arrow if arrow else cf.records) is not None:
+            return 0
+        first = cf.arrow is None and cf.records is None
+        # Tens of thousands of new tuples at once would run the cyclic GC dozens of times over objects
+        # that cannot form cycles; one pass afterwards is enough.
+        gc_on = not arrow and gc.isenabled()
+        if gc_on:
+            gc.disable()
+        try:
+            res = self._decode(decode_arrow if arrow else decode_records, tp, cf)
+        except Errors.KafkaError:
+            self._drop(tp)
+            raise
+        finally:
+            if gc_on:
+                gc.enable()
+        if arrow:
+            cf.arrow, cf.arrow_index, cf.records = res.batch, 0, None
+        else:
+            cf.records, cf.index, cf.arrow = res.records, 0, None
+        cf.next_offset, cf.leader_epoch = res.next_offset, res.leader_epoch
+        return len(cf.data) if first else 0
+
+    def _handed_out(self, tp: TopicPartition, cf: CompletedFetch, st: Any) -> None:
+        """Every record of ``cf`` is handed out: the position moves past what the fetch held beyond its last
+        record (control batches, aborted data, compaction gaps), and the fetch is dropped."""
+        if cf.next_offset > cf.position:
+            st.position = cf.next_offset
+        self._drop(tp)
+
     def take_records(self, max_records: int, only: Iterable[TopicPartition] | None = None
                      ) -> dict[TopicPartition, list[ConsumerRecord]]:
         """Up to ``max_records`` records in fetch order (of ``only``, if given), advancing positions."""
-        out: dict[TopicPartition, list[ConsumerRecord]] = {}
-        budget = max_records
-        nbytes = 0
-        if budget <= 0:
-            return out
-        for tp, cf in self._takeable(only):
-            fetched = 0  # bytes of this partition's fetch decoded now (counted once per fetch)
-            if cf.records is None:
-                # Tens of thousands of new tuples at once would run the cyclic GC dozens of times over
-                # objects that cannot form cycles; one pass afterwards is enough.
-                gc_on = gc.isenabled()
-                gc.disable()
-                try:
-                    res = self._decode(decode_records, tp, cf)
-                except Errors.KafkaError:
-                    self._drop(tp)
-                    raise
-                finally:
-                    if gc_on:
-                        gc.enable()
-                cf.records, cf.next_offset, cf.leader_epoch = res.records, res.next_offset, res.leader_epoch
-                cf.index = 0
-                if cf.arrow is None:
-                    fetched = len(cf.data)
-                    nbytes += fetched
-                cf.arrow = None  # a later take_arrow re-decodes from the position
-            recs = cf.records
-            i = cf.index
-            chunk = recs[i:i + budget] if i or len(recs) > budget else recs
-            st = self._subs.state(tp)
-            if chunk or fetched:
-                self._metrics.topic_consumed(tp.topic, len(chunk), fetched)
-            if chunk:
-                out[tp] = chunk
-                budget -= len(chunk)
-                cf.index = i + len(chunk)
-                last = chunk[-1]
-                st.position = cf.position = last.offset + 1
-                st.leader_epoch = last.leader_epoch
-            if cf.index >= len(recs):
-                if cf.next_offset > cf.position:
-                    st.position = cf.next_offset  # past control batches, aborted data, compaction gaps
-                self._drop(tp)
-            if budget <= 0:
-                break
-        if out or nbytes:
-            self._metrics.record_consumed(max_records - budget, nbytes)
-        return out
+        return self._take(max_records, only, arrow=False)
 
     def take_arrow(self, max_records: int, only: Iterable[TopicPartition] | None = None
                    ) -> dict[TopicPartition, Any]:
         """Like :meth:`take_records`, as one ``pyarrow.RecordBatch`` per partition (no per-record objects)."""
+        return self._take(max_records, only, arrow=True)
+
+    def _take(self, max_records: int, only: Iterable[TopicPartition] | None, *,
+              arrow: bool) -> dict[Any, Any]:
+        """The one hand-out loop of both forms: per partition in fetch order, decode, take what the budget
+        allows, advance the position, drop the fetch once handed out; count records and bytes once."""
         out: dict[TopicPartition, Any] = {}
         budget = max_records
         nbytes = 0
         if budget <= 0:
             return out
         for tp, cf in self._takeable(only):
-            fetched = 0
-            if cf.arrow is None:
-                try:
-                    res = self._decode(decode_arrow, tp, cf)
-                except Errors.KafkaError:
-                    self._drop(tp)
-                    raise
-                cf.arrow, cf.next_offset, cf.leader_epoch = res.batch, res.next_offset, res.leader_epoch
-                cf.arrow_index = 0
-                if cf.records is None:
-                    fetched = len(cf.data)
-                    nbytes += fetched
-                cf.records = None  # a later take_records re-decodes from the position
-            batch = cf.arrow
-            i = cf.arrow_index
-            n = min(budget, batch.num_rows - i)
+            fetched = self._decoded(tp, cf, arrow=arrow)
+            nbytes += fetched
+            chunk, n, position, epoch, done = (_arrow_chunk if arrow else _records_chunk)(cf, budget)
             st = self._subs.state(tp)
-            if n > 0 or fetched:
-                self._metrics.topic_consumed(tp.topic, max(n, 0), fetched)
-            if n > 0:
-                chunk = batch if (i == 0 and n == batch.num_rows) else batch.slice(i, n)
+            if n or fetched:
+                self._metrics.topic_consumed(tp.topic, n, fetched)
+            if n:
                 out[tp] = chunk
                 budget -= n
-                cf.arrow_index = i + n
-                st.position = cf.position = int(batch.column(4)[i + n - 1].as_py()) + 1
-                st.leader_epoch = cf.leader_epoch
-            if cf.arrow_index >= batch.num_rows:
-                if cf.next_offset > cf.position:
-                    st.position = cf.next_offset
-                self._drop(tp)
+                st.position = cf.position = position
+                st.leader_epoch = epoch
+            if done:
+                self._handed_out(tp, cf, st)
             if budget <= 0:
                 break
         if out or nbytes:
@@ -566,3 +534,30 @@ class Fetcher:
 
     def buffered_partitions(self) -> set[TopicPartition]:
         return set(self._completed)
+
+
+def _records_chunk(cf: CompletedFetch, budget: int) -> tuple[Any, int, int, int, bool]:
+    """The next records of ``cf`` (at most ``budget``), taken: (chunk, count, the position after them and
+    their leader epoch, whether ``cf`` is used up)."""
+    recs = cast("list[ConsumerRecord]", cf.records)
+    i = cf.index
+    chunk = recs[i:i + budget] if i or len(recs) > budget else recs
+    n = len(chunk)
+    cf.index = i + n
+    if not n:
+        return chunk, 0, cf.position, cf.leader_epoch, cf.index >= len(recs)
+    last = chunk[-1]
+    return chunk, n, last.offset + 1, last.leader_epoch, cf.index >= len(recs)
+
+
+def _arrow_chunk(cf: CompletedFetch, budget: int) -> tuple[Any, int, int, int, bool]:
+    """:func:`_records_chunk` for ``cf``'s Arrow batch: a slice of it (the offset column is column 4)."""
+    batch = cf.arrow
+    i = cf.arrow_index
+    n = max(0, min(budget, batch.num_rows - i))
+    cf.arrow_index = i + n
+    done = cf.arrow_index >= batch.num_rows
+    if not n:
+        return None, 0, cf.position, cf.leader_epoch, done
+    chunk = batch if (i == 0 and n == batch.num_rows) else batch.slice(i, n)
+    return chunk, n, int(batch.column(4)[i + n - 1].as_py()) + 1, cf.leader_epoch, done

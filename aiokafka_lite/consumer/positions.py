@@ -14,13 +14,13 @@ the next ``poll()``, once, and is looked up again in the background, at most eve
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from .. import errors as Errors
+from .._tasks import cancel_and_wait
 from ..structs import TopicPartition
 from . import cluster_view as cv
 from .offsets import OffsetLookup, first_error
@@ -56,11 +56,8 @@ class PositionResolver:
         self.changed = asyncio.Event()
 
     async def stop(self) -> None:
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-            with contextlib.suppress(BaseException):
-                await self._task
-        self._task = None
+        task, self._task = self._task, None
+        await cancel_and_wait(task, quiet=True)
 
     def _raise_stuck(self) -> None:
         stuck = {tp for tp in self._subs.assigned_partitions()

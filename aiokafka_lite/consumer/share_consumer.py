@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Generic, Literal
 
 from .. import errors as Errors
+from .._lifecycle import AsyncClient
 from ..config import SHARE_CONSUMER, Config
 from ..records import decode_arrow, decode_records
 from ..structs import KT, VT, ConsumerRecord, TopicPartition, check_topic_name
@@ -39,7 +40,7 @@ log = logging.getLogger(__name__)
 AckType = Literal["accept", "release", "reject"]
 
 
-class ShareConsumer(Generic[KT, VT]):
+class ShareConsumer(AsyncClient, Generic[KT, VT]):
     """An asyncio member of a Kafka share group.
 
     ``ShareConsumer("topic", group_id="q", bootstrap_servers="127.0.0.1:9092")`` subscribes to the topics
@@ -149,13 +150,6 @@ class ShareConsumer(Generic[KT, VT]):
                 await self._client.close()
 
     stop = close
-
-    async def __aenter__(self) -> ShareConsumer[KT, VT]:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
     def __aiter__(self) -> ShareConsumer[KT, VT]:
         return self

@@ -17,9 +17,10 @@ import logging
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping
-from types import TracebackType
 from typing import Any
 
+from .._lifecycle import AsyncClient
+from .._tasks import cancel_and_wait
 from ..config import Config
 from ..errors import (
     AuthenticationFailedError,
@@ -59,7 +60,7 @@ def _retrieve(fut: asyncio.Future[Any]) -> None:
         fut.exception()
 
 
-class KafkaClient:
+class KafkaClient(AsyncClient):
     """Connections, metadata and request routing for one producer, consumer or admin client.
 
     ``config`` is a :class:`~aiokafka_lite.config.Config` built from ``config.COMMON`` or a table
@@ -164,23 +165,12 @@ class KafkaClient:
             if fut is not None and not fut.done():
                 fut.set_exception(error)
         task, self._md_task = self._md_task, None
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        await cancel_and_wait(task, quiet=True)
         await self._pool.close(error)
 
     def closed_error(self) -> ClientClosedError:
         """The error of a call that meets the closed client (``closed_error`` of the constructor)."""
         return self._closed_cls("the client was closed (stopped)")
-
-    async def __aenter__(self) -> KafkaClient:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.close()
 
     @property
     def started(self) -> bool:

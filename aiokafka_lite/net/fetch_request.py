@@ -12,10 +12,22 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from .. import errors as Errors
 from ..protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic, ForgottenTopic
 from ..structs import TopicPartition
 
-__all__ = ["FetchAt", "build_fetch", "fetch_version", "high_watermarks"]
+__all__ = ["REFRESH_METADATA", "FetchAt", "build_fetch", "fetch_version", "high_watermarks"]
+
+#: Fetch partition errors after which fresh metadata (a moved leader, a new topic) may fix the request:
+#: refresh, then fetch again.
+REFRESH_METADATA = frozenset({
+    Errors.NotLeaderOrFollowerError.errno, Errors.FencedLeaderEpochError.errno,
+    Errors.UnknownLeaderEpochError.errno, Errors.LeaderNotAvailableError.errno,
+    Errors.ReplicaNotAvailableError.errno, Errors.UnknownTopicOrPartitionError.errno,
+    Errors.UnknownTopicIdError.errno, Errors.InconsistentTopicIdError.errno,
+    Errors.FetchSessionTopicIdError.errno, Errors.KafkaStorageError.errno,
+    Errors.NotEnoughReplicasError.errno, Errors.OffsetNotAvailableError.errno,
+})
 
 ZERO_UUID = uuid.UUID(int=0)
 #: Fetch v13 names topics by id only.

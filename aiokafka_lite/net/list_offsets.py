@@ -7,22 +7,28 @@ are asked again, with exponential backoff, until the deadline (net/retry.py's ``
 caller gets a KafkaTimeoutError carrying the last error.
 What differs between callers is a choice, not a copy: whether a topic the cluster does not know is final
 (the admin client: the broker just said so) or worth waiting for (a consumer subscribed ahead of a producer).
+
+:func:`latest_offsets` is the one answer to "where does each partition end" for the tools that must not
+stop short (the CLI, the Spark source): Tansu 0.6 answers ListOffsets(latest) with the *base* offset of the
+partition's last batch plus one, so the answer is raised to the high watermark (or last stable offset) a
+one-byte Fetch reports. Kafka and noida-db answer both alike, so there the Fetch changes nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from .. import errors as Errors
 from ..protocol.messages.list_offsets import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
 from ..structs import TopicPartition
 from ._timeout import run_with_timeout
+from .fetch_request import high_watermarks
 from .retry import ExponentialBackoff, Retry, retry_each
 
-__all__ = ["EARLIEST", "LATEST", "MAX_TIMESTAMP", "ListedOffset", "list_offsets"]
+__all__ = ["EARLIEST", "LATEST", "MAX_TIMESTAMP", "ListedOffset", "latest_offsets", "list_offsets"]
 
 EARLIEST = -2
 LATEST = -1
@@ -78,6 +84,31 @@ async def list_offsets(client: Any, wanted: Mapping[TopicPartition, int], *, tim
                             max_disconnects=max_disconnects, describe=_describe,
                             reroute=client.request_metadata_update)
     return {tp: done[tp] for tp in wanted}
+
+
+async def latest_offsets(client: Any, tps: Iterable[TopicPartition], *, timeout: float,
+                         read_committed: bool = False, **options: Any) -> dict[TopicPartition, Outcome]:
+    """Each partition's true end (:func:`list_offsets` of LATEST, raised to what a Fetch reports), or its
+    error. ``options`` go to :func:`list_offsets`. A failed Fetch leaves ListOffsets's answer standing."""
+    outcomes = await list_offsets(client, dict.fromkeys(sorted(set(tps)), LATEST), timeout=timeout,
+                                  read_committed=read_committed, **options)
+    by_node: dict[int, dict[TopicPartition, int]] = {}
+    for tp, answer in outcomes.items():
+        leader = client.cluster.leader_for(tp)
+        if isinstance(answer, ListedOffset) and answer.offset >= 0 and not _leaderless(leader):
+            by_node.setdefault(leader, {})[tp] = answer.offset
+    ends = await asyncio.gather(*(high_watermarks(client, node, at, read_committed)
+                                  for node, at in by_node.items()), return_exceptions=True)
+    for end in ends:
+        if isinstance(end, Errors.KafkaError):
+            continue  # ListOffsets's answer stands; the next call asks again
+        if isinstance(end, BaseException):
+            raise end
+        for tp, offset in end.items():
+            listed = outcomes[tp]
+            if isinstance(listed, ListedOffset) and offset > listed.offset:
+                outcomes[tp] = listed._replace(offset=offset)
+    return outcomes
 
 
 def _leaderless(leader: int | None) -> bool:

@@ -14,6 +14,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 
+from .._tasks import cancel_and_wait
 from ..errors import ClientClosedError, KafkaConnectionError, KafkaError
 from ..structs import BrokerInfo
 from .connection import BrokerConnection, ConnState
@@ -266,10 +267,7 @@ class ConnectionPool:
         connects after this, fail with ``error`` (the client's "stopped" error) when given."""
         self._closed = True
         self._close_error = error
-        tasks = list(self._connecting.values())
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(*self._connecting.values(), quiet=True)
         conns, self._conns = self._conns, {}
         for conn in conns.values():
             conn.close(error)

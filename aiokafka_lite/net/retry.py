@@ -20,6 +20,7 @@ import time
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
 from typing import Any, TypeVar
 
+from .._tasks import cancel_and_wait
 from ..config import Config
 from ..errors import KafkaConnectionError, KafkaError, KafkaTimeoutError, ProtocolError
 
@@ -63,17 +64,19 @@ class Retry:
 
     When the next attempt could not start before the deadline the job gives up at once, unless
     ``wait_out``: a call that promised to block up to its timeout (``max_block_ms``) waits until the
-    deadline before raising. ``clock`` and ``sleep`` default to the monotonic clock and ``asyncio.sleep``;
-    tests pass a virtual pair.
+    deadline before raising. ``wake``: an event its owner sets when it closes; a backoff then ends at once,
+    so the next attempt meets the closed client and the call fails now, not after the backoff. ``clock``
+    and ``sleep`` default to the monotonic clock and ``asyncio.sleep``; tests pass a virtual pair.
     """
 
     def __init__(self, what: str, timeout: float, backoff: ExponentialBackoff, *, wait_out: bool = False,
-                 clock: Callable[[], float] = time.monotonic,
+                 wake: asyncio.Event | None = None, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep) -> None:
         self.what = what
         self.timeout = timeout
         self.backoff = backoff
         self.wait_out = wait_out
+        self.wake = wake
         self._clock = clock
         self._sleep = sleep
         self.deadline = clock() + timeout
@@ -91,10 +94,24 @@ class Retry:
         wait = self.backoff.delay(self.failures)
         if self._clock() + wait >= self.deadline:
             if self.wait_out and self.remaining() > 0:
-                await self._sleep(self.remaining())
+                await self._wait(self.remaining())
             return False
-        await self._sleep(wait)
+        await self._wait(wait)
         return True
+
+    async def _wait(self, seconds: float) -> None:
+        """Sleep ``seconds``, or less when ``wake`` is set meanwhile."""
+        if self.wake is None:
+            await self._sleep(seconds)
+            return
+        if self.wake.is_set():
+            return
+        sleeping = asyncio.ensure_future(self._sleep(seconds))
+        woken = asyncio.ensure_future(self.wake.wait())
+        try:
+            await asyncio.wait((sleeping, woken), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            await cancel_and_wait(sleeping, woken, quiet=True)
 
     def timed_out(self, cause: BaseException | None, subject: str | None = None, *,
                   running: bool = False) -> KafkaTimeoutError:

@@ -13,7 +13,10 @@ from typing import Any
 from opentelemetry import metrics, trace
 from opentelemetry.propagators import textmap
 
-__all__ = ["HEADERS_GETTER", "HEADERS_SETTER", "Instruments", "base_attributes", "key_text"]
+from .._version import __version__
+
+__all__ = ["HEADERS_GETTER", "HEADERS_SETTER", "Instruments", "base_attributes", "key_text",
+           "operation_attributes"]
 
 SYSTEM = "messaging.system"
 OPERATION_NAME = "messaging.operation.name"
@@ -41,8 +44,6 @@ class Instruments:
     """
 
     def __init__(self, tracer_provider: Any = None, meter_provider: Any = None) -> None:
-        from .. import __version__
-
         self.enabled = True
         self.tracer = trace.get_tracer("aiokafka_lite", __version__, tracer_provider=tracer_provider)
         meter = metrics.get_meter("aiokafka_lite", __version__, meter_provider=meter_provider)
@@ -121,6 +122,20 @@ def base_attributes(config: Any) -> dict[str, Any]:
         host, port = servers[0]
         attrs[SERVER_ADDRESS] = host
         attrs[SERVER_PORT] = port
+    return attrs
+
+
+def operation_attributes(base: dict[str, Any], name: str, kind: str, topic: str | None = None,
+                         partition: int | None = None, error: str | None = None) -> dict[str, Any]:
+    """One operation's span or metric attributes: the client's (``base``), the operation's name and type,
+    and its topic, partition and error type where there are some."""
+    attrs = {**base, OPERATION_NAME: name, OPERATION_TYPE: kind}
+    if topic is not None:
+        attrs[DESTINATION] = topic
+    if partition is not None:
+        attrs[PARTITION] = str(partition)
+    if error is not None:
+        attrs[ERROR_TYPE] = error
     return attrs
 
 

@@ -22,18 +22,15 @@ from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
 from ._common import (
     BATCH_COUNT,
-    DESTINATION,
     ERROR_TYPE,
     GROUP,
     HEADERS_GETTER,
     KEY,
     OFFSET,
-    OPERATION_NAME,
-    OPERATION_TYPE,
-    PARTITION,
     Instruments,
     base_attributes,
     key_text,
+    operation_attributes,
 )
 
 __all__ = ["ConsumerTelemetry"]
@@ -80,16 +77,9 @@ class ConsumerTelemetry:
         cache_key = (operation, topic or "", partition, error)
         attrs = self._metric_attrs.get(cache_key)
         if attrs is None:
-            attrs = {**self._base, OPERATION_NAME: operation,
-                     OPERATION_TYPE: "process" if operation == "process" else
-                     "settle" if operation == "commit" else "receive"}
-            if topic is not None:
-                attrs[DESTINATION] = topic
-            if partition is not None:
-                attrs[PARTITION] = str(partition)
-            if error is not None:
-                attrs[ERROR_TYPE] = error
-            self._metric_attrs[cache_key] = attrs
+            kind = "process" if operation == "process" else "settle" if operation == "commit" else "receive"
+            attrs = self._metric_attrs[cache_key] = operation_attributes(self._base, operation, kind, topic,
+                                                                         partition, error)
         return attrs
 
     def _count(self, operation: str, topic: str, partition: int, n: int) -> None:

@@ -21,17 +21,15 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from ._common import (
     BATCH_COUNT,
-    DESTINATION,
     ERROR_TYPE,
     HEADERS_SETTER,
     KEY,
     OFFSET,
-    OPERATION_NAME,
-    OPERATION_TYPE,
     PARTITION,
     Instruments,
     base_attributes,
     key_text,
+    operation_attributes,
 )
 
 __all__ = ["ProducerTelemetry"]
@@ -60,8 +58,7 @@ class ProducerTelemetry:
     def _attrs_for(self, topic: str) -> dict[str, Any]:
         attrs = self._span_attrs.get(topic)
         if attrs is None:
-            attrs = self._span_attrs[topic] = {**self._base, OPERATION_NAME: "send", OPERATION_TYPE: "send",
-                                               DESTINATION: topic}
+            attrs = self._span_attrs[topic] = operation_attributes(self._base, "send", "send", topic)
         return attrs
 
     async def send(self, send: Callable[..., Awaitable[Any]], topic: str, value: Any, key: Any,
@@ -115,11 +112,8 @@ class ProducerTelemetry:
         span.end()
         cached = self._metric_attrs.get((topic, partition, error))
         if cached is None:
-            attrs = {**self._base, OPERATION_NAME: "send", OPERATION_TYPE: "send", DESTINATION: topic}
-            if partition >= 0:
-                attrs[PARTITION] = str(partition)
-            if error is not None:
-                attrs[ERROR_TYPE] = error
+            known = partition if partition >= 0 else None
+            attrs = operation_attributes(self._base, "send", "send", topic, known, error)
             cached = self._metric_attrs[(topic, partition, error)] = (attrs, self._inst.sent_total(attrs))
         cached[1][0] += count
         self._inst.operation_duration.record(_monotonic() - started, cached[0])

@@ -40,6 +40,7 @@ READY -> BUMP_NEEDED -> BUMPING -> READY, changed only through :meth:`Idempotenc
 
 from __future__ import annotations
 
+from .._state import Stateful
 from ..errors import KafkaError, OutOfOrderSequenceNumberError
 from ..structs import TopicPartition
 from .batch import NO_SEQUENCE, ProducerBatch
@@ -70,50 +71,43 @@ class _Partition:
         self.sequenced: list[ProducerBatch] = []
 
 
-class IdempotenceState:
-    """Producer id/epoch and sequence bookkeeping; the Sender consults it on every drain."""
+class IdempotenceState(Stateful[PidState]):
+    """Producer id/epoch and sequence bookkeeping; the Sender consults it on every drain. Its state
+    (``state``) changes only through ``_to``, along states.PID."""
 
     def __init__(self, transactional: bool = False) -> None:
         self.producer_id = -1
         self.producer_epoch = -1
         self.transactional = transactional
-        self._machine = StateMachine("producer id", PID, PidState.NO_PID)
+        self._sm = StateMachine("producer id", PID, PidState.NO_PID)
         #: Why the epoch must be bumped (while BUMP_NEEDED or BUMPING).
         self.bump_reason: BaseException | None = None
         self._partitions: dict[TopicPartition, _Partition] = {}
 
     @property
-    def state(self) -> PidState:
-        return self._machine.state
-
-    def _to(self, new: PidState) -> None:
-        """The one place the producer id state changes (refuses moves outside states.PID)."""
-        self._machine.transition_to(new)
-
-    @property
     def has_pid(self) -> bool:
-        return self._machine.state in (PidState.READY, PidState.BUMP_NEEDED, PidState.BUMPING)
+        return self.state in (PidState.READY, PidState.BUMP_NEEDED, PidState.BUMPING)
 
     @property
     def bump_needed(self) -> bool:
         """The epoch must be bumped before new batches may go out (the bump may be in flight)."""
-        return self._machine.state in (PidState.BUMP_NEEDED, PidState.BUMPING)
+        return self.state in (PidState.BUMP_NEEDED, PidState.BUMPING)
 
     @property
     def init_in_flight(self) -> bool:
-        return self._machine.state in (PidState.INITIALIZING, PidState.BUMPING)
+        return self.state in (PidState.INITIALIZING, PidState.BUMPING)
 
     def begin_init(self) -> bool:
         """InitProducerId goes out now: a first id, or (returns True) a bump of the current one."""
-        bump = self._machine.state is PidState.BUMP_NEEDED
+        bump = self.state is PidState.BUMP_NEEDED
         self._to(PidState.BUMPING if bump else PidState.INITIALIZING)
         return bump
 
     def init_failed(self) -> None:
         """InitProducerId failed; it may be tried again."""
-        if self._machine.state is PidState.BUMPING:
+        if self.state is PidState.BUMPING:
             self._to(PidState.BUMP_NEEDED)
-        elif self._machine.state is PidState.INITIALIZING:
+        elif self.state is PidState.INITIALIZING:
             self._to(PidState.NO_PID)
 
     def set_producer_id(self, producer_id: int, epoch: int) -> None:
@@ -135,7 +129,7 @@ class IdempotenceState:
 
     def request_bump(self, reason: BaseException) -> None:
         # Without an id (or while the first is coming) there is nothing to bump: a fresh id resets all.
-        if self._machine.state is PidState.READY:
+        if self.state is PidState.READY:
             self._to(PidState.BUMP_NEEDED)
             self.bump_reason = reason
 

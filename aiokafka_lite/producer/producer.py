@@ -12,10 +12,10 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._instrument import telemetry_for
+from .._lifecycle import AsyncClient
 from .._weak import weak_method
 from ..config import PRODUCER, Config, dotted_to_kwargs
 from ..errors import (
@@ -61,7 +61,7 @@ log = logging.getLogger("aiokafka_lite.producer")
 _FAST_STATE = {Lifecycle.RUNNING: RUNNING, Lifecycle.FAILED: 3, Lifecycle.CLOSING: 2, Lifecycle.STOPPED: 2}
 
 
-class Producer(SendCore):
+class Producer(SendCore, AsyncClient):
     """An asyncio Kafka producer; settings as in ``shared/api.md`` and ``docs/producer.md``."""
 
     def __init__(self, *, api_version_caps: Mapping[str | int, int] | None = None,
@@ -312,14 +312,6 @@ class Producer(SendCore):
         await asyncio.shield(done)
 
     close = stop
-
-    async def __aenter__(self) -> Producer:
-        await self.start()
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        await self.stop()
 
     def _on_fatal(self, error: BaseException) -> None:
         """The Sender failed (a bug) or the transaction is fatal: every later call raises ``error``. A

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .._tasks import cancel_and_wait
 from ..errors import (
     IllegalStateError,
     InvalidProducerEpochError,
@@ -130,7 +131,7 @@ class Sender:
         except asyncio.TimeoutError:
             self.force_close(ProducerClosedError(
                 f"the producer was stopped and could not deliver within {timeout} s"))
-            await asyncio.gather(task, return_exceptions=True)
+            await cancel_and_wait(task, quiet=True)
 
     def abort_queued(self, error: BaseException) -> None:
         """Fail every queued (not in flight) batch, as any failure is handled: a dropped batch that held

@@ -49,7 +49,6 @@ _unpack_int16 = INT16.unpack_from
 _unpack_int32 = INT32.unpack_from
 _pack_int16 = INT16.pack
 _pack_int32 = INT32.pack
-_unpack_from = struct.unpack_from
 _pack = struct.pack
 
 #: Byte values this long or longer stay out of line in a scatter buffer (protocol/scatter.py): below it,
@@ -66,50 +65,37 @@ def _truncated(what: str, need: int, pos: int, data: Buffer) -> ProtocolError:
 
 
 # ----------------------------------------------------------------------------------------------- varints
-def read_uvarint(data: Buffer, pos: int) -> tuple[int, int]:
-    """An unsigned LEB128 varint of at most 5 bytes (Kafka's 32-bit ``UNSIGNED_VARINT``)."""
+def read_uvarint(data: Buffer, pos: int, what: str = "unsigned varint", max_bytes: int = 5,
+                 bits: int = 32) -> tuple[int, int]:
+    """An unsigned LEB128 varint of at most 5 bytes (Kafka's 32-bit ``UNSIGNED_VARINT``); the other
+    arguments serve :func:`read_uvarlong`."""
     n = len(data)
     if pos >= n:
-        raise _truncated("unsigned varint", 1, pos, data)
+        raise _truncated(what, 1, pos, data)
     b = data[pos]
-    if b < 0x80:
+    if b < 0x80:  # one byte, the common case (lengths and counts): no loop
         return b, pos + 1
     value = b & 0x7F
     shift = 7
     pos += 1
     while True:
         if pos >= n:
-            raise _truncated("unsigned varint", 1, pos, data)
+            raise _truncated(what, 1, pos, data)
         b = data[pos]
         pos += 1
         value |= (b & 0x7F) << shift
         if b < 0x80:
-            if value > 0xFFFFFFFF:
-                raise ProtocolError("unsigned varint does not fit in 32 bits")
+            if value >> bits:
+                raise ProtocolError(f"{what} does not fit in {bits} bits")
             return value, pos
         shift += 7
-        if shift > 28:
-            raise ProtocolError("unsigned varint longer than 5 bytes")
+        if shift >= 7 * max_bytes:
+            raise ProtocolError(f"{what} longer than {max_bytes} bytes")
 
 
 def read_uvarlong(data: Buffer, pos: int) -> tuple[int, int]:
     """An unsigned LEB128 varint of at most 10 bytes (64-bit)."""
-    n = len(data)
-    value = 0
-    shift = 0
-    while True:
-        if pos >= n:
-            raise _truncated("unsigned varlong", 1, pos, data)
-        b = data[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            if value > 0xFFFFFFFFFFFFFFFF:
-                raise ProtocolError("unsigned varlong does not fit in 64 bits")
-            return value, pos
-        shift += 7
-        if shift > 63:
-            raise ProtocolError("unsigned varlong longer than 10 bytes")
+    return read_uvarint(data, pos, "unsigned varlong", 10, 64)
 
 
 def read_varint(data: Buffer, pos: int) -> tuple[int, int]:

@@ -5,10 +5,9 @@ same primitives the generated codecs call directly (:mod:`._codec`).
 from __future__ import annotations
 
 import builtins
-import uuid
 from collections.abc import Callable
 from struct import Struct
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import ProtocolError
 from ._codec import (
@@ -44,8 +43,36 @@ from ._codec import (
 __all__ = ["Reader"]
 
 
+T = TypeVar("T")
+
+
+def _fixed(st: Struct, convert: Callable[[Any], T]) -> Callable[[Buffer, int], tuple[T, int]]:
+    """A read of one fixed-width value, in the codec functions' shape: (data, pos) -> (value, next pos)."""
+    size = st.size
+
+    def read(data: Buffer, pos: int) -> tuple[T, int]:
+        if pos + size > len(data):
+            raise _truncated("integer", size, pos, data)
+        return convert(st.unpack_from(data, pos)[0]), pos + size
+
+    return read
+
+
+def _read(fn: Callable[[Buffer, int], tuple[T, int]]) -> Callable[[Reader], T]:
+    """A :class:`Reader` method reading one wire type with a codec function: the table below."""
+
+    def method(self: Reader) -> T:
+        value: T = self._call(fn)
+        return value
+
+    return method
+
+
 class Reader:
-    """A cursor over bytes for hand-written decoders; every read raises ProtocolError when input runs out."""
+    """A cursor over bytes for hand-written decoders; every read raises ProtocolError when input runs out.
+
+    One method per wire type, each a codec function of :mod:`._codec` applied at the cursor.
+    """
 
     __slots__ = ("data", "pos")
 
@@ -56,37 +83,6 @@ class Reader:
     def remaining(self) -> int:
         return len(self.data) - self.pos
 
-    def _fixed(self, st: Struct) -> Any:
-        pos = self.pos
-        if pos + st.size > len(self.data):
-            raise _truncated("integer", st.size, pos, self.data)
-        self.pos = pos + st.size
-        return st.unpack_from(self.data, pos)[0]
-
-    def int8(self) -> int:
-        return int(self._fixed(INT8))
-
-    def int16(self) -> int:
-        return int(self._fixed(INT16))
-
-    def int32(self) -> int:
-        return int(self._fixed(INT32))
-
-    def int64(self) -> int:
-        return int(self._fixed(INT64))
-
-    def uint16(self) -> int:
-        return int(self._fixed(UINT16))
-
-    def uint32(self) -> int:
-        return int(self._fixed(UINT32))
-
-    def float64(self) -> float:
-        return float(self._fixed(FLOAT64))
-
-    def bool(self) -> bool:
-        return int(self._fixed(INT8)) != 0
-
     def _call(self, fn: Callable[[Buffer, int], tuple[Any, int]]) -> Any:
         try:
             value, self.pos = fn(self.data, self.pos)
@@ -96,58 +92,30 @@ class Reader:
             raise ProtocolError(f"malformed input at offset {self.pos}: {exc}") from None
         return value
 
-    def uvarint(self) -> int:
-        return int(self._call(read_uvarint))
-
-    def uvarlong(self) -> int:
-        return int(self._call(read_uvarlong))
-
-    def varint(self) -> int:
-        return int(self._call(read_varint))
-
-    def varlong(self) -> int:
-        return int(self._call(read_varlong))
-
-    def uuid(self) -> uuid.UUID:
-        value: uuid.UUID = self._call(read_uuid)
-        return value
-
-    def string(self) -> str:
-        return str(self._call(read_string))
-
-    def nullable_string(self) -> str | None:
-        value: str | None = self._call(read_nullable_string)
-        return value
-
-    def compact_string(self) -> str:
-        return str(self._call(read_compact_string))
-
-    def compact_nullable_string(self) -> str | None:
-        value: str | None = self._call(read_compact_nullable_string)
-        return value
-
-    def bytes(self) -> builtins.bytes:
-        value: builtins.bytes = self._call(read_bytes)
-        return value
-
-    def nullable_bytes(self) -> builtins.bytes | None:
-        value: builtins.bytes | None = self._call(read_nullable_bytes)
-        return value
-
-    def compact_bytes(self) -> builtins.bytes:
-        value: builtins.bytes = self._call(read_compact_bytes)
-        return value
-
-    def compact_nullable_bytes(self) -> builtins.bytes | None:
-        value: builtins.bytes | None = self._call(read_compact_nullable_bytes)
-        return value
-
-    def array_len(self) -> int:
-        """int32 element count, -1 for null; never more than the bytes left."""
-        return int(self._call(read_array_len))
-
-    def compact_array_len(self) -> int:
-        return int(self._call(read_compact_array_len))
+    int8 = _read(_fixed(INT8, int))
+    int16 = _read(_fixed(INT16, int))
+    int32 = _read(_fixed(INT32, int))
+    int64 = _read(_fixed(INT64, int))
+    uint16 = _read(_fixed(UINT16, int))
+    uint32 = _read(_fixed(UINT32, int))
+    float64 = _read(_fixed(FLOAT64, float))
+    bool = _read(_fixed(INT8, builtins.bool))
+    uvarint = _read(read_uvarint)
+    uvarlong = _read(read_uvarlong)
+    varint = _read(read_varint)
+    varlong = _read(read_varlong)
+    uuid = _read(read_uuid)
+    string = _read(read_string)
+    nullable_string = _read(read_nullable_string)
+    compact_string = _read(read_compact_string)
+    compact_nullable_string = _read(read_compact_nullable_string)
+    bytes = _read(read_bytes)
+    nullable_bytes = _read(read_nullable_bytes)
+    compact_bytes = _read(read_compact_bytes)
+    compact_nullable_bytes = _read(read_compact_nullable_bytes)
+    #: int32 element count, -1 for null; never more than the bytes left.
+    array_len = _read(read_array_len)
+    compact_array_len = _read(read_compact_array_len)
 
     def raw(self, size: int) -> memoryview:
         """The next ``size`` bytes without copying."""

@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 
 from .. import errors as Errors
 from ..config import COMMON, Config
-from ..net.fetch_request import FetchAt, build_fetch, fetch_version, high_watermarks
-from ..net.list_offsets import list_offsets
+from ..net.fetch_request import REFRESH_METADATA, FetchAt, build_fetch, fetch_version
+from ..net.list_offsets import latest_offsets, list_offsets
 from ..net.retry import ExponentialBackoff, Retry, call_with_retries
 from ..protocol.messages.fetch import FetchRequest
 from ..structs import TopicPartition
@@ -34,15 +34,6 @@ log = logging.getLogger("aiokafka_lite.spark")
 _ZERO_UUID = uuid.UUID(int=0)
 _COMMON_NAMES = frozenset(s.name for s in COMMON)
 
-#: Partition errors after which fresh metadata (a moved leader, a new topic) may fix the request.
-_REFRESH = frozenset({
-    Errors.NotLeaderOrFollowerError.errno, Errors.FencedLeaderEpochError.errno,
-    Errors.UnknownLeaderEpochError.errno, Errors.LeaderNotAvailableError.errno,
-    Errors.ReplicaNotAvailableError.errno, Errors.UnknownTopicOrPartitionError.errno,
-    Errors.UnknownTopicIdError.errno, Errors.InconsistentTopicIdError.errno,
-    Errors.FetchSessionTopicIdError.errno, Errors.KafkaStorageError.errno,
-    Errors.NotEnoughReplicasError.errno, Errors.OffsetNotAvailableError.errno,
-})
 #: Ceiling of the exponential backoff between retries that wait out an unreachable broker.
 _MAX_BACKOFF_S = 1.0
 
@@ -190,9 +181,16 @@ class SourceClient:
         timestamp in ms (first offset with a timestamp >= it; None when there is none). One request
         timeout's worth of retries here (net/list_offsets.py); the callers' ``retrying`` goes on."""
         wanted = dict.fromkeys(sorted(set(tps)), spec)
-        outcomes = await list_offsets(self.client, wanted, timeout=self.request_timeout_ms / 1000.0,
-                                      read_committed=read_committed,
-                                      retry_backoff_ms=self.retry_backoff_s * 1000.0)
+        return self._offsets(await list_offsets(self.client, wanted, read_committed=read_committed,
+                                                **self._list_options()))
+
+    def _list_options(self) -> dict[str, Any]:
+        return {"timeout": self.request_timeout_ms / 1000.0,
+                "retry_backoff_ms": self.retry_backoff_s * 1000.0}
+
+    @staticmethod
+    def _offsets(outcomes: Mapping[TopicPartition, Any]) -> dict[TopicPartition, int | None]:
+        """The offsets of a lookup's answers (None: there is none); its first error raised."""
         out: dict[TopicPartition, int | None] = {}
         for tp, answer in outcomes.items():
             if isinstance(answer, Errors.KafkaError):
@@ -253,32 +251,10 @@ class SourceClient:
 
     async def latest_offsets(self, tps: Iterable[TopicPartition],
                              read_committed: bool) -> dict[TopicPartition, int | None]:
-        """End offsets: ListOffsets(-1), raised to the high watermark (or last stable offset) that a
-        Fetch reports.
-
-        Kafka answers both alike. Tansu 0.6 answers ListOffsets(-1) with the *base* offset of the last
-        batch plus one, which would cut every read short by the rest of that batch; a Fetch of at most
-        one byte from there costs one round trip per leader and reports the true end.
-        """
-        listed = await self.list_offsets(tps, -1, read_committed)
-        known = {tp: off for tp, off in listed.items() if off is not None}
-        if known:
-            groups = await self._leaders(known)
-            ends = await asyncio.gather(*(self._ends_on(node, {tp: known[tp] for tp in group}, read_committed)
-                                          for node, group in groups.items()), return_exceptions=True)
-            for end in ends:
-                if isinstance(end, Errors.KafkaError):
-                    continue  # ListOffsets's answer stands; the next trigger tries again
-                if isinstance(end, BaseException):
-                    raise end
-                for tp, off in end.items():
-                    if off > known[tp]:
-                        listed[tp] = off
-        return listed
-
-    async def _ends_on(self, node: int, at: Mapping[TopicPartition, int],
-                       read_committed: bool) -> dict[TopicPartition, int]:
-        return await high_watermarks(self.client, node, at, read_committed)
+        """End offsets (the last stable offset when read_committed) that a read must not stop short of:
+        net/list_offsets.py's ``latest_offsets`` (it corrects Tansu's short ListOffsets answer)."""
+        return self._offsets(await latest_offsets(self.client, tps, read_committed=read_committed,
+                                                  **self._list_options()))
 
     def _topic_id(self, topic: str) -> uuid.UUID:
         return self.client.cluster.topic_id(topic) or _ZERO_UUID
@@ -306,7 +282,7 @@ class SourceClient:
                 await self._refresh([tp.topic])
             node = (await self._leaders([tp])).popitem()[0]
             got = await self._fetch_on(node, tp, offset, max_bytes, max_wait_ms, read_committed)
-            if got.error_code in _REFRESH:
+            if got.error_code in REFRESH_METADATA:
                 raise Errors.for_code(got.error_code)(what)
             return got
 

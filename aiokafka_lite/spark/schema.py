@@ -21,6 +21,7 @@ from pyspark.sql.types import (
 )
 
 from ..errors import ConfigError
+from ..records import arrow_schema
 
 __all__ = [
     "HEADERS_ARROW_TYPE",
@@ -50,19 +51,12 @@ def source_schema(include_headers: bool) -> StructType:
 
 
 def arrow_source_schema(include_headers: bool) -> pa.Schema:
-    """The Arrow twin of :func:`source_schema` (timestamps in microseconds, UTC, as Spark wants)."""
-    fields = [
-        pa.field("key", pa.binary()),
-        pa.field("value", pa.binary()),
-        pa.field("topic", pa.string()),
-        pa.field("partition", pa.int32()),
-        pa.field("offset", pa.int64()),
-        pa.field("timestamp", pa.timestamp("us", tz="UTC")),
-        pa.field("timestampType", pa.int32()),
-    ]
-    if include_headers:
-        fields.append(pa.field("headers", HEADERS_ARROW_TYPE))
-    return pa.schema(fields)
+    """The Arrow twin of :func:`source_schema`: the columns the record decoder produces
+    (``records.arrow_schema``), with timestamps in microseconds (UTC) as Spark wants."""
+    schema = arrow_schema()
+    at = schema.get_field_index("timestamp")
+    schema = schema.set(at, pa.field("timestamp", pa.timestamp("us", tz="UTC")))
+    return schema if include_headers else schema.remove(schema.get_field_index("headers"))
 
 
 def _is_bytes_like(t: DataType) -> bool:

@@ -22,7 +22,7 @@ import struct
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from scramp import ScramException, ScramMechanism
 
@@ -68,6 +68,16 @@ class _Session:
         self.opened = asyncio.get_running_loop().time()
         self.closed: float | None = None
         self.reauths = 0
+
+
+class _Link(NamedTuple):
+    """One client's connection, its connection upstream, and its session: what relaying it needs."""
+
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    up_reader: asyncio.StreamReader
+    up_writer: asyncio.StreamWriter
+    session: _Session
 
 
 class SaslFront:
@@ -157,8 +167,9 @@ class SaslFront:
             up_reader, up_writer = await asyncio.open_connection(*self.upstream)
             session = _Session()
             self.sessions.append(session)
-            if await self._initial(reader, writer, up_reader, up_writer, session):
-                await self._relay(reader, writer, up_reader, up_writer, session)
+            link = _Link(reader, writer, up_reader, up_writer, session)
+            if await self._initial(link):
+                await self._relay(link)
         except (OSError, asyncio.IncompleteReadError, ProtocolError, _AuthFailed):
             pass
         finally:
@@ -169,15 +180,9 @@ class SaslFront:
                 if w is not None:
                     w.close()
 
-    async def _initial(
-        self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        up_reader: asyncio.StreamReader,
-        up_writer: asyncio.StreamWriter,
-        session: _Session,
-    ) -> bool:
+    async def _initial(self, link: _Link) -> bool:
         """ApiVersions (forwarded) until a SaslHandshake, then the exchange; True once authenticated."""
+        reader, writer, up_reader, up_writer, session = link
         while True:
             frame = await _read_frame(reader)
             header, request = decode_request(frame)
@@ -191,14 +196,7 @@ class SaslFront:
             else:
                 return False  # ILLEGAL_SASL_STATE: a broker disconnects here
 
-    async def _relay(
-        self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        up_reader: asyncio.StreamReader,
-        up_writer: asyncio.StreamWriter,
-        session: _Session,
-    ) -> None:
+    async def _relay(self, link: _Link) -> None:
         """Forward requests frame by frame, watching for re-authentication and session expiry.
 
         A SaslHandshake on the authenticated connection starts re-authentication once every
@@ -208,6 +206,7 @@ class SaslFront:
         Tansu, which answers even acks=0 Produce requests (a Kafka broker does not; this front is
         not meant for one).
         """
+        reader, writer, up_reader, up_writer, session = link
         loop = asyncio.get_running_loop()
         pending = 0
         drained = asyncio.Event()

@@ -17,6 +17,7 @@ import ssl
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -180,8 +181,37 @@ def _wait_for_port(
     raise TlsSetupError(f"{what} did not listen on {host}:{port} within {timeout}s:\n{read_tail(log)}")
 
 
-class TlsTerminator:
+class _Child:
+    """A process this module starts, listening on ``host:port`` (loopback; a free port unless given), in
+    a session of its own, logging to ``log_path``; ``pid`` for the tests that signal it."""
+
+    what = "the process"
+    log_path: Path
+    _proc: subprocess.Popen[bytes] | None = None
+
+    def __init__(self, port: int | None) -> None:
+        self.host = LOOPBACK
+        self.port = port or free_port()
+
+    @property
+    def pid(self) -> int:
+        if self._proc is None:
+            raise TlsSetupError(f"{self.what} was never started")
+        return self._proc.pid
+
+    def _spawn(self, argv: list[str], env: dict[str, str] | None = None,
+               preexec_fn: Callable[[], None] | None = None) -> subprocess.Popen[bytes]:
+        with open(self.log_path, "ab") as log:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                    env=env, start_new_session=True, preexec_fn=preexec_fn)
+        self._proc = proc
+        return proc
+
+
+class TlsTerminator(_Child):
     """A TLS server on ``host:port`` forwarding plaintext to ``upstream`` (stunnel or socat)."""
+
+    what = "the terminator"
 
     def __init__(
         self,
@@ -195,21 +225,13 @@ class TlsTerminator:
     ) -> None:
         if kind not in ("stunnel", "socat"):
             raise TlsSetupError(f"unknown terminator {kind!r}; expected 'stunnel' or 'socat'")
+        super().__init__(port)
         self.kind = kind
         self.upstream = upstream
         self.certs = certs
         #: When set, a client certificate signed by this CA is required (mutual TLS).
         self.client_ca = client_ca
-        self.host = LOOPBACK
-        self.port = port or free_port()
         self.log_path = (log_dir or certs.directory) / f"{kind}-{self.port}.log"
-        self._proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def pid(self) -> int:
-        if self._proc is None:
-            raise TlsSetupError("the terminator was never started")
-        return self._proc.pid
 
     def _argv(self) -> list[str]:
         up_host, up_port = self.upstream
@@ -238,14 +260,10 @@ class TlsTerminator:
         return [exe, listen, f"TCP:{up_host}:{up_port}"]
 
     def start(self) -> None:
-        argv = self._argv()
-        with open(self.log_path, "ab") as log:
-            # A session of its own: socat forks a child per connection, and stop() signals the group.
-            self._proc = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-            )
+        # A session of its own: socat forks a child per connection, and stop() signals the group.
+        proc = self._spawn(self._argv())
         try:
-            _wait_for_port(self.host, self.port, self._proc, self.kind, self.log_path)
+            _wait_for_port(self.host, self.port, proc, self.kind, self.log_path)
         except BaseException:
             self.stop()
             raise
@@ -265,28 +283,22 @@ class TlsTerminator:
 _LIVE = ExitRegistry()
 
 
-class TansuProcess:
+class TansuProcess(_Child):
     """Tansu listening on ``port`` but advertising ``advertised`` (a terminator's or a front's).
 
     Like :class:`~aiokafka_lite.embedded.EmbeddedBroker`, it is stopped at interpreter exit and (Linux,
     started from the main thread) by the kernel when its owner dies, so a killed test run leaves no broker.
     """
 
+    what = "tansu"
+
     def __init__(
         self, advertised: tuple[str, int], *, port: int | None = None, log_dir: Path | None = None
     ) -> None:
-        self.host = LOOPBACK
-        self.port = port or free_port()
+        super().__init__(port)
         self.advertised = advertised
         self._own_dir = None if log_dir is not None else Path(tempfile.mkdtemp(prefix="aiokafka-lite-tansu-"))
         self.log_path = Path(log_dir or self._own_dir or ".") / f"tansu-{self.port}.log"
-        self._proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def pid(self) -> int:
-        if self._proc is None:
-            raise TlsSetupError("tansu was never started")
-        return self._proc.pid
 
     def start(self, timeout: float = 20.0) -> None:
         binary = find_broker_binary("tansu")
@@ -299,24 +311,13 @@ class TansuProcess:
             "--advertised-listener-url",
             f"tcp://{adv_host}:{adv_port}",
         ]
-        env = dict(os.environ, NO_COLOR="1")
-        with open(self.log_path, "ab") as log:
-            self._proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                start_new_session=True,
-                preexec_fn=_die_with_parent(),
-            )
+        proc = self._spawn(argv, env=dict(os.environ, NO_COLOR="1"), preexec_fn=_die_with_parent())
         _LIVE.add(self)
         deadline = time.monotonic() + timeout
         while True:
-            if self._proc.poll() is not None:
+            if proc.poll() is not None:
                 raise TlsSetupError(
-                    f"tansu exited with status {self._proc.returncode}:\n{read_tail(self.log_path)}"
-                )
+                    f"tansu exited with status {proc.returncode}:\n{read_tail(self.log_path)}")
             try:
                 probe_api_versions(self.host, self.port, timeout=1.0)
                 return

@@ -20,7 +20,7 @@ import pytest
 from _cli_support import Result
 
 from aiokafka_lite import Admin, TopicPartition
-from aiokafka_lite.cli import cmd_share_groups
+from aiokafka_lite.cli import _reset, cmd_share_groups
 from aiokafka_lite.embedded import EmbeddedBroker
 from aiokafka_lite.protocol.messages.alter_share_group_offsets import (
     AlterShareGroupOffsetsRequest,
@@ -142,6 +142,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Callable[..., _Answering]:
             return admin
 
         monkeypatch.setattr(cmd_share_groups, "admin_for", admin_for)
+        monkeypatch.setattr(_reset, "admin_for", admin_for)  # reset-offsets runs there
         return client
 
     return install

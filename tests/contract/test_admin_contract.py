@@ -223,10 +223,12 @@ async def test_call_after_stop_raises_at_once(ctx: Ctx, kind: str, row: Row) -> 
 async def test_stop_wakes_a_call_in_its_retry_backoff(tansu: EmbeddedBroker, new_topic: Callable[..., str]
                                                      ) -> None:
     """A call waiting out ``retry_backoff_ms`` between two attempts when stop() runs raises
-    ClientClosedError, not the "not started" of a call made after stop(). Tansu closes the connection on
-    DeleteRecords (docs/admin.md), a retriable failure, so the call backs off for real."""
+    ClientClosedError, not the "not started" of a call made after stop(), and at once: stop() wakes the
+    backoff (a minute here, far past the bound). Tansu closes the connection on DeleteRecords
+    (docs/admin.md), a retriable failure, so the call backs off for real."""
     ctx = Ctx(tansu, new_topic())
-    a = Admin(bootstrap_servers=tansu.bootstrap, request_timeout_ms=REQUEST_TIMEOUT_MS, retry_backoff_ms=1000)
+    a = Admin(bootstrap_servers=tansu.bootstrap, request_timeout_ms=120_000, retry_backoff_ms=60_000,
+              retry_backoff_max_ms=60_000)
     await within(a.start(), "start()")
     await within(a.create_topics([NewTopic(ctx.topic, num_partitions=1, replication_factor=1)]),
                  "create_topics")

@@ -92,3 +92,25 @@ async def test_a_missing_topic_is_final_only_when_asked(
         assert time.monotonic() - started < 5
         got = await list_offsets(client, {missing: LATEST}, timeout=1.0, retry_backoff_ms=50)
         assert isinstance(got[missing], Errors.KafkaTimeoutError)  # waited for it, as a consumer does
+
+
+async def test_latest_offsets_is_the_true_end_even_where_list_offsets_falls_short(
+    broker: Any, new_topic: Callable[..., str], make_config: Callable[..., Config]
+) -> None:
+    """One batch of 5 records: Tansu 0.6 answers ListOffsets(latest) with the batch's base offset plus one;
+    ``latest_offsets`` (the CLI's and the Spark source's one lookup of the end) still says 5, on both
+    brokers."""
+    from aiokafka_lite import Producer
+    from aiokafka_lite.net.list_offsets import latest_offsets
+
+    topic = new_topic()
+    async with Producer(bootstrap_servers=broker.bootstrap, linger_ms=50) as producer:
+        futures = [await producer.send(topic, b"v%d" % i, partition=0) for i in range(5)]
+        await producer.flush()
+        for f in futures:
+            await f
+    tp = TopicPartition(topic, 0)
+    async with KafkaClient(make_config(broker.bootstrap)) as client:
+        await client.wait_for_topic(topic, 5000)
+        got = await latest_offsets(client, [tp], timeout=10)
+    assert isinstance(got[tp], ListedOffset) and got[tp].offset == 5
