@@ -1,22 +1,29 @@
-"""The compiled send fast path (_send.pyx) and its pure-Python twin (_send_py.py) hold the same state with
-the same defaults, offer the same methods and build the same bytes from the same records, so
-AIOKAFKA_LITE_PURE=1 exercises what users run."""
+"""The send fast path has one source (_send.py), compiled with _send.pxd and run as Python: both forms hold
+the same state with the same defaults, offer the same methods and build the same bytes from the same
+records, so AIOKAFKA_LITE_PURE=1 exercises what users run."""
 from __future__ import annotations
 
 import asyncio
 import importlib
 import itertools
+import os
 import random
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from aiokafka_lite.producer import _send_py, handles
+from aiokafka_lite._native import is_compiled, pure_module
+from aiokafka_lite.producer import core, handles
 from aiokafka_lite.producer.accumulator import RecordAccumulator
 from aiokafka_lite.producer.batch import BatchState
 from aiokafka_lite.producer.core import RUNNING
 from aiokafka_lite.producer.memory import MemoryPool
 from aiokafka_lite.producer.partitioner import murmur2_partition
+from aiokafka_lite.records import decode_records
 from aiokafka_lite.structs import TopicPartition
 
 _FIELDS = ("_state", "_plain", "_topics", "_batches", "_key_hash", "_sticky_null", "_txn", "_size_fast_limit",
@@ -25,9 +32,37 @@ _INFO = ("topic", "partitions", "num_partitions", "available", "tps", "sticky_pa
          "sticky_batch", "sticky_mark", "deques")
 
 
-def _compiled() -> object:
+# The same source run as Python, even where the compiled form is built.
+_send_py = pure_module("aiokafka_lite.producer._send")
+
+
+def _compiled() -> Any:
     # The compiled module must be built in this tree (setup.py build_ext --inplace); no skip.
-    return importlib.import_module("aiokafka_lite.producer._send")
+    module = importlib.import_module("aiokafka_lite.producer._send")
+    assert is_compiled(module)
+    return module
+
+
+def test_compiled_send_core_in_use() -> None:
+    if handles.PURE:
+        pytest.skip("pure-Python run requested (AIOKAFKA_LITE_PURE)")
+    assert core.COMPILED and core.SendCore is _compiled().SendCore
+    assert not is_compiled(_send_py) and _send_py.SendCore is not core.SendCore
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "pure"])
+async def test_send_stamps_records_with_the_wall_clock(compiled: bool) -> None:
+    """A record sent without a timestamp gets the wall clock's milliseconds (the compiled form reads the
+    C clock, the Python form time.time_ns: the same clock)."""
+    if compiled and handles.PURE:
+        pytest.skip("pure-Python run requested (AIOKAFKA_LITE_PURE)")
+    mod = _compiled() if compiled else _send_py
+    before = time.time_ns() // 1_000_000
+    built, _, _ = await _drive(mod, False, [(None, b"v", 0, None)] * 3)
+    after = time.time_ns() // 1_000_000
+    stamps = [r.timestamp for batches in built.values() for b in batches
+              for r in decode_records(b, "t", 0).records]
+    assert len(stamps) == 3 and all(before <= t <= after for t in stamps), (before, stamps, after)
 
 
 def test_send_core_twins_agree() -> None:
@@ -92,10 +127,9 @@ async def _drive(mod: Any, txn: bool, records: list[Any]) -> tuple[Built, int, A
                              timestamp_ms: int | None, headers: Any) -> Any:
             type(self).slow += 1
             n = (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
-            assert timestamp_ms is not None
+            ts = timestamp_ms if timestamp_ms is not None else time.time_ns() // 1_000_000
             info = self._topics[topic]
-            batch, delta, _ = await acc.append_record(info, partition, timestamp_ms, key, value, headers, n,
-                                                      1.0)
+            batch, delta, _ = await acc.append_record(info, partition, ts, key, value, headers, n, 1.0)
             return (batch, delta)
 
     core = Harness()
@@ -191,3 +225,17 @@ async def test_send_and_send_many_switch_at_the_same_byte_count(answers_pending:
     assert built(one) == built(many)
     # Batches with one of their partition's ahead of them grow past batch_size (try_grow).
     assert max(sizes) > 2 * 4096
+
+
+def test_pure_form_runs_without_cython() -> None:
+    """Cython is a build dependency only: the Python form of the one source imports and sends without it."""
+    code = ("import sys; sys.modules['cython'] = None\n"
+            "from aiokafka_lite.producer import core\n"
+            "assert not core.COMPILED\n"
+            "import runpy; sys.argv = ['send_path', '-n', '300']; runpy.run_path('bench/send_path.py',"
+            " run_name='__main__')\n")
+    env = {**os.environ, "AIOKAFKA_LITE_PURE": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60,
+                         cwd=Path(__file__).parents[2])
+    assert out.returncode == 0, out.stderr
+    assert '"compiled": false' in out.stdout
