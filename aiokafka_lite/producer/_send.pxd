@@ -28,6 +28,7 @@ cdef class SendCore:
     cdef public bint _sticky_null
     cdef public object _txn
     cdef public Py_ssize_t _size_fast_limit
+    cdef public object _put_open
     cdef public Py_ssize_t _unyielded
 
     @cython.locals(n=Py_ssize_t, ts=cython.longlong, info=TopicInfo)

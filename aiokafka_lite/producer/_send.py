@@ -99,6 +99,7 @@ class SendCore:
     _sticky_null: bool
     _txn: Any
     _size_fast_limit: int
+    _put_open: Any
     _unyielded: int
 
     def __init__(self) -> None:
@@ -110,6 +111,8 @@ class SendCore:
         self._sticky_null = True
         self._txn = None
         self._size_fast_limit = 0
+        #: ``AppendCore.put_open`` (None: a refused record takes the slow path).
+        self._put_open = None
         #: Bytes queued since send() last let other tasks run (see YIELD_BYTES).
         self._unyielded = 0
 
@@ -153,7 +156,14 @@ class SendCore:
             return None
         delta = batch.builder.append(ts, key, value, None)
         if delta is None:
-            return None
+            # Past what the batch reserved: the append core grows it if it may (a keyed record or one
+            # given a partition; a keyless one's refusal is KIP-794's to judge, on the slow path).
+            if self._put_open is None or (partition is None and key is None):
+                return None
+            got = self._put_open(batch, ts, key, value, None)
+            if got is None:
+                return None
+            delta = got[1]
         self._unyielded += n
         return make_future(batch.result, delta, ts)
 

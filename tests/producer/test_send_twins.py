@@ -134,6 +134,7 @@ async def _drive(mod: Any, txn: bool, records: list[Any]) -> tuple[Built, int, A
 
     core = Harness()
     core._state, core._size_fast_limit, core._batches, core._txn = RUNNING, 1 << 20, acc.batches, gate
+    core._put_open = acc.put_open
     core._key_hash, core._sticky_null = murmur2_partition, True
     core._topics["t"] = mod.TopicInfo("t", range(4), range(4))
     for key, value, partition, ts in records:
@@ -239,3 +240,51 @@ def test_pure_form_runs_without_cython() -> None:
                          cwd=Path(__file__).parents[2])
     assert out.returncode == 0, out.stderr
     assert '"compiled": false' in out.stdout
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "pure"])
+async def test_fast_path_grows_a_refused_batch_as_the_append_core_does(compiled: bool) -> None:
+    """A record with a partition (or a key) that its open batch refused is placed by the append core's
+    one ``put_open`` without the slow path, when the batch may grow (a batch of its partition is out
+    ahead of it): the same batches, byte for byte, as the slow path builds, and no slow-path visits
+    but each batch's first record."""
+    if compiled and handles.PURE:
+        pytest.skip("pure-Python run requested (AIOKAFKA_LITE_PURE)")
+    mod = _compiled() if compiled else _send_py
+    loop = asyncio.get_running_loop()
+    rng = random.Random(9)
+    records = [(None if i % 3 else b"k%d" % i, rng.randbytes(rng.choice((3000, 5000, 9000))), i % 2,
+                1_700_000_000_000 + i) for i in range(300)]
+
+    async def run(put_open: bool) -> tuple[Built, int]:
+        acc = RecordAccumulator(batch_size=4096, linger_ms=1000, compression=0, pool=MemoryPool(1 << 26),
+                                loop=loop, delivery_timeout_ms=60000, max_batch_bytes=1 << 20)
+        for p in range(4):  # every partition has a batch out: open batches may grow (try_grow)
+            acc.sending[TopicPartition("t", p)] = object()  # type: ignore[assignment]
+
+        class Harness(mod.SendCore):  # type: ignore[misc, name-defined]
+            slow = 0
+
+            async def _send_slow(self, topic: str, value: Any, key: Any, partition: int | None,
+                                 timestamp_ms: int | None, headers: Any) -> Any:
+                type(self).slow += 1
+                assert timestamp_ms is not None
+                n = len(value) + (len(key) if key is not None else 0)
+                return await acc.append_record(self._topics[topic], partition, timestamp_ms, key, value,
+                                               headers, n, 1.0)
+
+        core = Harness()
+        core._state, core._size_fast_limit, core._batches = RUNNING, 1 << 20, acc.batches
+        core._key_hash, core._sticky_null = murmur2_partition, True
+        core._put_open = acc.put_open if put_open else None
+        core._topics["t"] = mod.TopicInfo("t", range(4), range(4))
+        for key, value, partition, ts in records:
+            await core.send("t", value, key, partition, ts)
+        return {tp: [b.builder.build() for b in dq] for tp, dq in acc.batches.items()}, Harness.slow
+
+    fast, fast_slow = await run(True)
+    slow, slow_slow = await run(False)
+    assert fast == slow
+    batches = sum(len(v) for v in fast.values())
+    # One slow visit per batch (its first record) where each growth step took one before.
+    assert fast_slow == batches < 5 and slow_slow > 3 * batches, (fast_slow, batches, slow_slow)
