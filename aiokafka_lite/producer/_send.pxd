@@ -4,6 +4,7 @@
 cimport cython
 
 from aiokafka_lite.producer._handles cimport BatchResult
+from aiokafka_lite.records._core cimport BatchBuilder
 
 
 cdef class TopicInfo:
@@ -31,7 +32,7 @@ cdef class SendCore:
     cdef public object _put_open
     cdef public Py_ssize_t _unyielded
 
-    @cython.locals(n=Py_ssize_t, ts=cython.longlong, info=TopicInfo)
+    @cython.locals(n=Py_ssize_t, ts=cython.longlong, info=TopicInfo, builder=BatchBuilder)
     cdef object _append_fast(self, object topic, object value, object key, object partition,
                              object timestamp_ms, object headers)
     cdef object _fast_batch(self, TopicInfo info, object key, object partition)

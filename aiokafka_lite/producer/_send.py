@@ -154,7 +154,8 @@ class SendCore:
         ts = _fast_timestamp(timestamp_ms)
         if ts < 0:
             return None
-        delta = batch.builder.append(ts, key, value, None)
+        builder = batch.builder
+        delta = builder.append(ts, key, value, None)
         if delta is None:
             # Past what the batch reserved: the append core grows it if it may (a keyed record or one
             # given a partition; a keyless one's refusal is KIP-794's to judge, on the slow path).

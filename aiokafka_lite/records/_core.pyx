@@ -43,7 +43,6 @@ from ._types import (
     to_bytes,
 )
 
-ctypedef unsigned char uchar
 
 cdef extern from "Python.h":
     object PyMemoryView_FromMemory(char *mem, Py_ssize_t size, int flags)
