@@ -155,6 +155,8 @@ class SendCore:
         if ts < 0:
             return None
         builder = batch.builder
+        if builder is None:  # never while the batch is open; compiled, a None builder must not be called
+            return None
         delta = builder.append(ts, key, value, None)
         if delta is None:
             # Past what the batch reserved: the append core grows it if it may (a keyed record or one
