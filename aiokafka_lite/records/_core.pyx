@@ -234,6 +234,21 @@ cdef int64_t _int64_arg(object value) except? -1:
         raise IllegalArgumentError(f"varint value {value} does not fit in 64 bits") from None
 
 
+def longest_plain(items):
+    """The longest of ``items`` when each is bytes or None (None counts 0), else -1: ``send_many``'s
+    check of its values and keys, one pass in C instead of two in Python."""
+    cdef Py_ssize_t longest = 0, n
+    for x in items:
+        if x is None:
+            continue
+        if not PyBytes_CheckExact(x):
+            return -1
+        n = PyBytes_GET_SIZE(x)
+        if n > longest:
+            longest = n
+    return longest
+
+
 def size_of_varint(value):
     """Bytes taken by the zigzag varint encoding of a signed 64-bit ``value``."""
     return alk_varint_size(_int64_arg(value))
