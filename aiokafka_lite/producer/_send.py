@@ -157,7 +157,10 @@ class SendCore:
         builder = batch.builder
         if builder is None:  # never while the batch is open; compiled, a None builder must not be called
             return None
-        delta = builder.append(ts, key, value, None)
+        if cython.compiled:  # the open batch is not built: its C append, the timestamp as a C integer
+            delta = builder._append(ts, key, value, None)
+        else:
+            delta = builder.append(ts, key, value, None)
         if delta is None:
             # Past what the batch reserved: the append core grows it if it may (a keyed record or one
             # given a partition; a keyless one's refusal is KIP-794's to judge, on the slow path).
