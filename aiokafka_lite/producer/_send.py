@@ -53,6 +53,8 @@ YIELD_BYTES = 131072
 _RUNNING = RUNNING
 _YIELD_BYTES = YIELD_BYTES
 _sleep = asyncio.sleep
+#: Larger timestamps go to the slow path, which refuses them with IllegalArgumentError.
+_TS_MAX = (1 << 63) - 1
 _time_ns = time.time_ns
 
 
@@ -229,6 +231,6 @@ def _fast_timestamp(timestamp_ms: Any) -> int:
     """The record's timestamp (now, or the one given); -1 when the slow path must check it."""
     if timestamp_ms is None:
         return _now_ms()
-    if type(timestamp_ms) is int and timestamp_ms >= 0:
+    if type(timestamp_ms) is int and 0 <= timestamp_ms <= _TS_MAX:
         return timestamp_ms
     return -1

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from aiokafka_lite._native import is_compiled, pure_module
+from aiokafka_lite.errors import IllegalArgumentError
 from aiokafka_lite.producer import core, handles
 from aiokafka_lite.producer.accumulator import RecordAccumulator
 from aiokafka_lite.producer.batch import BatchState
@@ -288,3 +289,15 @@ async def test_fast_path_grows_a_refused_batch_as_the_append_core_does(compiled:
     batches = sum(len(v) for v in fast.values())
     # One slow visit per batch (its first record) where each growth step took one before.
     assert fast_slow == batches < 5 and slow_slow > 3 * batches, (fast_slow, batches, slow_slow)
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "pure"])
+async def test_a_timestamp_out_of_range_is_refused_alike(compiled: bool) -> None:
+    """A timestamp beyond 64 bits leaves the fast path (compiled, it is no C integer) and is refused by
+    the append core with the declared error, in both forms."""
+    if compiled and handles.PURE:
+        pytest.skip("pure-Python run requested (AIOKAFKA_LITE_PURE)")
+    mod = _compiled() if compiled else _send_py
+    # One record first, so that partition 0 has an open batch the fast path could take.
+    with pytest.raises(IllegalArgumentError):
+        await _drive(mod, False, [(None, b"v", 0, 1_700_000_000_000), (None, b"v", 0, 1 << 64)])
