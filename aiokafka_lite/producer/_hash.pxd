@@ -15,6 +15,8 @@ cdef uint32_t _fnv1a(const unsigned char* data, Py_ssize_t length) noexcept
 
 cdef int64_t _signed(uint32_t h) noexcept
 
+cdef bytes _key(object data, Py_ssize_t num_partitions)
+
 @cython.locals(key=bytes)
 cpdef murmur2(data)
 

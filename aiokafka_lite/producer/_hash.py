@@ -57,29 +57,32 @@ def _signed(h: int) -> int:
     return h - _INT32_WRAP if h & _INT32_SIGN else h
 
 
+def _key(data: bytes | bytearray | memoryview, num_partitions: int) -> bytes:
+    """The key as bytes (a copy only if it is not bytes); ``num_partitions`` checked."""
+    if num_partitions <= 0:
+        raise ValueError("num_partitions must be > 0")
+    return data if type(data) is bytes else bytes(data)
+
+
 def murmur2(data: bytes | bytearray | memoryview) -> int:
     """Java's ``Utils.murmur2``: 32-bit MurmurHash2, seed 0x9747b28c, as a signed int."""
-    key = data if type(data) is bytes else bytes(data)
+    key = _key(data, 1)
     return _signed(_murmur2(key, len(key)))
 
 
 def murmur2_partition(data: bytes | bytearray | memoryview, num_partitions: int) -> int:
     """``toPositive(murmur2(key)) % num_partitions``, the Java default partitioner's choice for a key."""
-    if num_partitions <= 0:
-        raise ValueError("num_partitions must be > 0")
-    key = data if type(data) is bytes else bytes(data)
+    key = _key(data, num_partitions)
     return (_murmur2(key, len(key)) & 0x7FFFFFFF) % num_partitions
 
 
 def fnv1a(data: bytes | bytearray | memoryview) -> int:
     """32-bit FNV-1a as a signed int (Sarama's ``hash/fnv`` New32a)."""
-    key = data if type(data) is bytes else bytes(data)
+    key = _key(data, 1)
     return _signed(_fnv1a(key, len(key)))
 
 
 def fnv1a_partition(data: bytes | bytearray | memoryview, num_partitions: int) -> int:
     """Sarama's hash partitioner: ``abs(int32(fnv1a(key)) % n)`` (librdkafka's ``fnv1a`` agrees)."""
-    if num_partitions <= 0:
-        raise ValueError("num_partitions must be > 0")
     # Go's % truncates toward zero, so the remainder keeps the dividend's sign; abs() of it.
-    return abs(fnv1a(data)) % num_partitions
+    return abs(fnv1a(_key(data, num_partitions))) % num_partitions
