@@ -12,7 +12,8 @@ if not os.environ.get("AIOKAFKA_LITE_NO_EXT"):
     from Cython.Build import cythonize
 
     # Modules written once in Python and compiled with an augmenting .pxd (Cython's pure-Python mode).
-    one_source = ["aiokafka_lite/producer/_handles.py"]
+    one_source = ["aiokafka_lite/producer/_handles.py", "aiokafka_lite/producer/_send.py",
+                  "aiokafka_lite/producer/_hash.py"]
     sources = sorted(glob.glob("aiokafka_lite/**/*.pyx", recursive=True)) + one_source
     if sources:
         ext_modules = cythonize(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from ..producer._hash_py import murmur2 as _signed_murmur2
+from ..producer.partitioner import murmur2 as _signed_murmur2
 
 
 def murmur2(data: bytes) -> int:

@@ -159,12 +159,9 @@ class AppendCore:
         if batch is not None:
             if sticky is not None:
                 self.chooser.track(sticky, batch)
-            got = self._try_put(batch, timestamp_ms, key, value, headers)
-            if got is None and self.try_grow(batch, keyless=sticky is not None):
-                got = self._try_put(batch, timestamp_ms, key, value, headers)
+            got = self.put_open(batch, timestamp_ms, key, value, headers, sticky is not None)
             if got is not None:
                 return got[0], got[1], False
-            self._full(batch)
         self.guard()
         need = self._first_reserve(nbytes)
         if not self.closed and self.pool.try_reserve(need):
@@ -179,6 +176,19 @@ class AppendCore:
             self._full(batch)
             return await self.append_to(tp, timestamp_ms, key, value, headers, nbytes, max_block, sticky)
         return got[0], got[1], True
+
+    def put_open(self, batch: ProducerBatch, timestamp_ms: int, key: bytes | None, value: bytes | None,
+                 headers: Any, keyless: bool = False) -> tuple[ProducerBatch, int] | None:
+        """Append to ``batch`` (its partition's open one), growing it if it may (:meth:`try_grow`):
+        ``(batch, delta)``, or None when it takes no more, and then it is closed (a new batch takes the
+        record). ``send()``'s fast path calls this, without a coroutine, for a record with a key or a
+        partition that its batch refused, and hands the record to the slow path on None."""
+        got = self._try_put(batch, timestamp_ms, key, value, headers)
+        if got is None and self.try_grow(batch, keyless=keyless):
+            got = self._try_put(batch, timestamp_ms, key, value, headers)
+        if got is None:
+            self._full(batch)
+        return got
 
     def _try_put(self, batch: ProducerBatch, timestamp_ms: int, key: bytes | None, value: bytes | None,
                  headers: Any) -> tuple[ProducerBatch, int] | None:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 from ..errors import IllegalArgumentError
+from ..records import longest_plain
 from ..structs import RecordMetadata
 from .append import Segment
 from .records_check import serialize, with_bytes
@@ -92,9 +93,10 @@ def serialized_many(topic: str, values: Sequence[Any], keys: Sequence[Any] | Non
 def check_sizes(topic: str, values: Sequence[Any], keys: Sequence[Any] | None, headers: Sequence[Any] | None,
                 fast_limit: int, check_one: Callable[[str, Any, Any, Any], int]) -> None:
     """Size limits, record by record, when the largest key and value could break one (or with headers)."""
-    longest = max((len(v) for v in values if v is not None), default=0)
+    # Values and keys are bytes or None here (serialized_many): the records core's one pass in C.
+    longest = longest_plain(values)
     if keys is not None:
-        longest += max((len(k) for k in keys if k is not None), default=0)
+        longest += longest_plain(keys)
     if headers is not None or longest > fast_limit:
         for i in range(len(values)):
             check_one(topic, keys[i] if keys is not None else None, values[i],

@@ -40,17 +40,17 @@ from typing import TYPE_CHECKING, Any
 
 import mmh3
 
-from .._native import PURE
+from .._native import PURE, pure_module
 from ..errors import ConfigError, IllegalArgumentError
 from ..records import RECORD_OVERHEAD_MAX
 
-if TYPE_CHECKING or PURE:
-    from ._hash_py import fnv1a, fnv1a_partition, murmur2, murmur2_partition
+if TYPE_CHECKING or not PURE:
+    # Compiled when built (the import system prefers the extension), else the same source as Python.
+    from ._hash import fnv1a, fnv1a_partition, murmur2, murmur2_partition
 else:
-    try:
-        from ._hash import fnv1a, fnv1a_partition, murmur2, murmur2_partition
-    except ImportError:  # not built: the twin gives the same answers, slower
-        from ._hash_py import fnv1a, fnv1a_partition, murmur2, murmur2_partition
+    _hashes = pure_module(f"{__package__}._hash")
+    fnv1a, fnv1a_partition = _hashes.fnv1a, _hashes.fnv1a_partition
+    murmur2, murmur2_partition = _hashes.murmur2, _hashes.murmur2_partition
 
 __all__ = [
     "PartitionChooser",

@@ -220,7 +220,7 @@ class Producer(SendCore, AsyncClient):
                 keep_handles=bool(self._interceptors and self._interceptors.wants_acks),
                 partitioner=self._partitioner, txn=self._txn, guard=weak_method(self._check_usable),
                 bell=bell)
-            self._batches = acc.batches
+            self._batches, self._put_open = acc.batches, acc.put_open
             sender = self._sender = Sender(
                 self._client, acc, acks=cfg.acks, max_request_size=cfg.max_request_size,
                 max_in_flight=cfg.max_in_flight_requests_per_connection, retries=cfg.retries,

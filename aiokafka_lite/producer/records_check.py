@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import IllegalArgumentError, RecordTooLargeError, SerializationError
-from ..records import BATCH_OVERHEAD, estimate_record_size
+from ..records import BATCH_OVERHEAD, estimate_record_size, longest_plain
 
 __all__ = ["as_bytes", "check_headers", "record_size", "record_timestamp", "serialize", "with_bytes"]
 
@@ -46,11 +46,11 @@ def as_bytes(obj: Any, what: str) -> bytes | None:
 
 
 def with_bytes(items: Sequence[Any], what: str) -> Sequence[Any]:
-    """``items`` unchanged when all are bytes or None (the common case, no copy); else converted."""
-    for x in items:
-        if x is not None and type(x) is not bytes:
-            return [as_bytes(y, what) for y in items]
-    return items
+    """``items`` unchanged when all are bytes or None (the common case, no copy); else converted. The
+    check is the records core's one pass (per record in ``send_many``)."""
+    if longest_plain(items) >= 0:
+        return items
+    return [as_bytes(y, what) for y in items]
 
 
 def check_headers(topic: str, headers: Any) -> None:

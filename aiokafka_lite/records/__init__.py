@@ -57,6 +57,7 @@ if TYPE_CHECKING:
         decode_records,
         decode_varint,
         encode_varint,
+        longest_plain,
         patch_producer_state,
         read_batches,
         size_of_varint,
@@ -82,6 +83,7 @@ else:
     decode_records = _impl.decode_records
     decode_varint = _impl.decode_varint
     encode_varint = _impl.encode_varint
+    longest_plain = _impl.longest_plain
     patch_producer_state = _impl.patch_producer_state
     read_batches = _impl.read_batches
     size_of_varint = _impl.size_of_varint
@@ -142,6 +144,7 @@ __all__ = [
     "decode_varint",
     "encode_varint",
     "estimate_record_size",
+    "longest_plain",
     "parse_control_key",
     "parse_control_value",
     "patch_producer_state",

@@ -43,7 +43,6 @@ from ._types import (
     to_bytes,
 )
 
-ctypedef unsigned char uchar
 
 cdef extern from "Python.h":
     object PyMemoryView_FromMemory(char *mem, Py_ssize_t size, int flags)
@@ -233,6 +232,21 @@ cdef int64_t _int64_arg(object value) except? -1:
         return <int64_t>value
     except OverflowError:
         raise IllegalArgumentError(f"varint value {value} does not fit in 64 bits") from None
+
+
+def longest_plain(items):
+    """The longest of ``items`` when each is bytes or None (None counts 0), else -1: ``send_many``'s
+    check of its values and keys, one pass in C instead of two in Python."""
+    cdef Py_ssize_t longest = 0, n
+    for x in items:
+        if x is None:
+            continue
+        if not PyBytes_CheckExact(x):
+            return -1
+        n = PyBytes_GET_SIZE(x)
+        if n > longest:
+            longest = n
+    return longest
 
 
 def size_of_varint(value):

@@ -7,27 +7,7 @@ cdef class BatchBuilder:
     uncompressed records plus header, except for the first record, which always fits.
     """
 
-    cdef uchar *_buf
-    # The batch is built inside one bytes object that only this builder holds until build() hands it
-    # out: the records start BATCH_OVERHEAD bytes in (``_buf``), so an uncompressed batch gets its
-    # header and CRC written in place, with no copy of its records (they are megabytes for large values).
-    cdef object _store
-    cdef Py_ssize_t _len
-    cdef Py_ssize_t _cap
-    cdef Py_ssize_t _batch_size
-    cdef int _codec
-    cdef object _level
-    cdef int _attrs
-    cdef int64_t _base_offset
-    cdef int32_t _ple
-    cdef int64_t _pid
-    cdef int16_t _epoch
-    cdef int32_t _seq
-    cdef int32_t _count
-    cdef int64_t _first_ts
-    cdef int64_t _max_ts
-    cdef object _built
-    cdef StorePool _pool  # where a store of POOL_MIN or more goes back (its allocation is exactly _cap)
+    # Its fields and C methods are declared in _core.pxd (the send fast path calls ``append`` at C level).
 
     def __cinit__(self):
         self._buf = NULL

@@ -38,11 +38,7 @@ cdef class StorePool:
     back at once. Idle stores hold at most ``max_idle`` bytes.
     """
 
-    cdef list _free  # idle stores, each at the full size it was allocated with
-    cdef Py_ssize_t _free_bytes
-    cdef list _out  # (batch, its allocated size) for batches built in a pooled store
-    cdef Py_ssize_t _max_idle
-    cdef Py_ssize_t _max_out
+    # Its fields and C methods are declared in _core.pxd.
 
     def __init__(self, Py_ssize_t max_idle=8 << 20, Py_ssize_t max_out=64):
         if max_idle < 0 or max_out < 0:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import operator
 import struct
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..errors import IllegalArgumentError, IllegalStateError
@@ -49,6 +49,18 @@ Headers = Sequence[tuple[str, Any]] | None
 
 def _zigzag(value: int) -> int:
     return ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
+
+
+def longest_plain(items: Iterable[Any]) -> int:
+    """The longest of ``items`` when each is bytes or None (None counts 0), else -1."""
+    longest = 0
+    for x in items:
+        if x is None:
+            continue
+        if type(x) is not bytes:
+            return -1
+        longest = max(longest, len(x))
+    return longest
 
 
 def size_of_varint(value: int) -> int:

@@ -1,22 +1,30 @@
-"""The compiled send fast path (_send.pyx) and its pure-Python twin (_send_py.py) hold the same state with
-the same defaults, offer the same methods and build the same bytes from the same records, so
-AIOKAFKA_LITE_PURE=1 exercises what users run."""
+"""The send fast path has one source (_send.py), compiled with _send.pxd and run as Python: both forms hold
+the same state with the same defaults, offer the same methods and build the same bytes from the same
+records, so AIOKAFKA_LITE_PURE=1 exercises what users run."""
 from __future__ import annotations
 
 import asyncio
 import importlib
 import itertools
+import os
 import random
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from aiokafka_lite.producer import _send_py, handles
+from aiokafka_lite._native import is_compiled, pure_module
+from aiokafka_lite.errors import IllegalArgumentError
+from aiokafka_lite.producer import core, handles
 from aiokafka_lite.producer.accumulator import RecordAccumulator
 from aiokafka_lite.producer.batch import BatchState
 from aiokafka_lite.producer.core import RUNNING
 from aiokafka_lite.producer.memory import MemoryPool
 from aiokafka_lite.producer.partitioner import murmur2_partition
+from aiokafka_lite.records import decode_records
 from aiokafka_lite.structs import TopicPartition
 
 _FIELDS = ("_state", "_plain", "_topics", "_batches", "_key_hash", "_sticky_null", "_txn", "_size_fast_limit",
@@ -25,9 +33,37 @@ _INFO = ("topic", "partitions", "num_partitions", "available", "tps", "sticky_pa
          "sticky_batch", "sticky_mark", "deques")
 
 
-def _compiled() -> object:
+# The same source run as Python, even where the compiled form is built.
+_send_py = pure_module("aiokafka_lite.producer._send")
+
+
+def _compiled() -> Any:
     # The compiled module must be built in this tree (setup.py build_ext --inplace); no skip.
-    return importlib.import_module("aiokafka_lite.producer._send")
+    module = importlib.import_module("aiokafka_lite.producer._send")
+    assert is_compiled(module)
+    return module
+
+
+def test_compiled_send_core_in_use() -> None:
+    if handles.PURE:
+        pytest.skip("pure-Python run requested (AIOKAFKA_LITE_PURE)")
+    assert core.COMPILED and core.SendCore is _compiled().SendCore
+    assert not is_compiled(_send_py) and _send_py.SendCore is not core.SendCore
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "pure"])
+async def test_send_stamps_records_with_the_wall_clock(compiled: bool) -> None:
+    """A record sent without a timestamp gets the wall clock's milliseconds (the compiled form reads the
+    C clock, the Python form time.time_ns: the same clock)."""
+    if compiled and handles.PURE:
+        pytest.skip("pure-Python run requested (AIOKAFKA_LITE_PURE)")
+    mod = _compiled() if compiled else _send_py
+    before = time.time_ns() // 1_000_000
+    built, _, _ = await _drive(mod, False, [(None, b"v", 0, None)] * 3)
+    after = time.time_ns() // 1_000_000
+    stamps = [r.timestamp for batches in built.values() for b in batches
+              for r in decode_records(b, "t", 0).records]
+    assert len(stamps) == 3 and all(before <= t <= after for t in stamps), (before, stamps, after)
 
 
 def test_send_core_twins_agree() -> None:
@@ -92,14 +128,14 @@ async def _drive(mod: Any, txn: bool, records: list[Any]) -> tuple[Built, int, A
                              timestamp_ms: int | None, headers: Any) -> Any:
             type(self).slow += 1
             n = (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
-            assert timestamp_ms is not None
+            ts = timestamp_ms if timestamp_ms is not None else time.time_ns() // 1_000_000
             info = self._topics[topic]
-            batch, delta, _ = await acc.append_record(info, partition, timestamp_ms, key, value, headers, n,
-                                                      1.0)
+            batch, delta, _ = await acc.append_record(info, partition, ts, key, value, headers, n, 1.0)
             return (batch, delta)
 
     core = Harness()
     core._state, core._size_fast_limit, core._batches, core._txn = RUNNING, 1 << 20, acc.batches, gate
+    core._put_open = acc.put_open
     core._key_hash, core._sticky_null = murmur2_partition, True
     core._topics["t"] = mod.TopicInfo("t", range(4), range(4))
     for key, value, partition, ts in records:
@@ -191,3 +227,77 @@ async def test_send_and_send_many_switch_at_the_same_byte_count(answers_pending:
     assert built(one) == built(many)
     # Batches with one of their partition's ahead of them grow past batch_size (try_grow).
     assert max(sizes) > 2 * 4096
+
+
+def test_pure_form_runs_without_cython() -> None:
+    """Cython is a build dependency only: the Python form of the one source imports and sends without it."""
+    code = ("import sys; sys.modules['cython'] = None\n"
+            "from aiokafka_lite.producer import core\n"
+            "assert not core.COMPILED\n"
+            "import runpy; sys.argv = ['send_path', '-n', '300']; runpy.run_path('bench/send_path.py',"
+            " run_name='__main__')\n")
+    env = {**os.environ, "AIOKAFKA_LITE_PURE": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60,
+                         cwd=Path(__file__).parents[2])
+    assert out.returncode == 0, out.stderr
+    assert '"compiled": false' in out.stdout
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "pure"])
+async def test_fast_path_grows_a_refused_batch_as_the_append_core_does(compiled: bool) -> None:
+    """A record with a partition (or a key) that its open batch refused is placed by the append core's
+    one ``put_open`` without the slow path, when the batch may grow (a batch of its partition is out
+    ahead of it): the same batches, byte for byte, as the slow path builds, and no slow-path visits
+    but each batch's first record."""
+    if compiled and handles.PURE:
+        pytest.skip("pure-Python run requested (AIOKAFKA_LITE_PURE)")
+    mod = _compiled() if compiled else _send_py
+    loop = asyncio.get_running_loop()
+    rng = random.Random(9)
+    records = [(None if i % 3 else b"k%d" % i, rng.randbytes(rng.choice((3000, 5000, 9000))), i % 2,
+                1_700_000_000_000 + i) for i in range(300)]
+
+    async def run(put_open: bool) -> tuple[Built, int]:
+        acc = RecordAccumulator(batch_size=4096, linger_ms=1000, compression=0, pool=MemoryPool(1 << 26),
+                                loop=loop, delivery_timeout_ms=60000, max_batch_bytes=1 << 20)
+        for p in range(4):  # every partition has a batch out: open batches may grow (try_grow)
+            acc.sending[TopicPartition("t", p)] = object()  # type: ignore[assignment]
+
+        class Harness(mod.SendCore):  # type: ignore[misc, name-defined]
+            slow = 0
+
+            async def _send_slow(self, topic: str, value: Any, key: Any, partition: int | None,
+                                 timestamp_ms: int | None, headers: Any) -> Any:
+                type(self).slow += 1
+                assert timestamp_ms is not None
+                n = len(value) + (len(key) if key is not None else 0)
+                return await acc.append_record(self._topics[topic], partition, timestamp_ms, key, value,
+                                               headers, n, 1.0)
+
+        core = Harness()
+        core._state, core._size_fast_limit, core._batches = RUNNING, 1 << 20, acc.batches
+        core._key_hash, core._sticky_null = murmur2_partition, True
+        core._put_open = acc.put_open if put_open else None
+        core._topics["t"] = mod.TopicInfo("t", range(4), range(4))
+        for key, value, partition, ts in records:
+            await core.send("t", value, key, partition, ts)
+        return {tp: [b.builder.build() for b in dq] for tp, dq in acc.batches.items()}, Harness.slow
+
+    fast, fast_slow = await run(True)
+    slow, slow_slow = await run(False)
+    assert fast == slow
+    batches = sum(len(v) for v in fast.values())
+    # One slow visit per batch (its first record) where each growth step took one before.
+    assert fast_slow == batches < 5 and slow_slow > 3 * batches, (fast_slow, batches, slow_slow)
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "pure"])
+async def test_a_timestamp_out_of_range_is_refused_alike(compiled: bool) -> None:
+    """A timestamp beyond 64 bits leaves the fast path (compiled, it is no C integer) and is refused by
+    the append core with the declared error, in both forms."""
+    if compiled and handles.PURE:
+        pytest.skip("pure-Python run requested (AIOKAFKA_LITE_PURE)")
+    mod = _compiled() if compiled else _send_py
+    # One record first, so that partition 0 has an open batch the fast path could take.
+    with pytest.raises(IllegalArgumentError):
+        await _drive(mod, False, [(None, b"v", 0, 1_700_000_000_000), (None, b"v", 0, 1 << 64)])

@@ -109,3 +109,15 @@ def test_twins_agree_on_header_keys_that_are_not_utf8(keys: list[bytes]) -> None
     x.validate(full=True)
     assert x.equals(y)
     assert x.column("headers").to_pylist()[0] == [{"key": k, "value": v} for k, v in want]
+
+
+@given(st.lists(st.none() | st.binary(max_size=300) | st.integers() | st.text(max_size=5), max_size=30),
+       st.booleans())
+def test_longest_plain_twins_agree(items: list, as_tuple: bool) -> None:
+    """send_many's one-pass check of its values: the longest bytes (None counts 0), -1 for anything else."""
+    seq = tuple(items) if as_tuple else items
+    plain = all(x is None or type(x) is bytes for x in items)
+    expected = max((len(x) for x in items if x is not None), default=0) if plain else -1
+    assert CORE.longest_plain(seq) == PY.longest_plain(seq) == expected
+    assert CORE.longest_plain(iter(items)) == expected
+    assert CORE.longest_plain([bytearray(b"x")]) == PY.longest_plain([bytearray(b"x")]) == -1

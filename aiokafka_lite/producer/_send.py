@@ -1,4 +1,6 @@
-"""Pure-Python twin of ``_send.pyx``: the ``send()`` fast path, the base class of :class:`Producer`.
+# cython: language_level=3, boundscheck=False, wraparound=True, cdivision=True, annotation_typing=False
+# cython: warn.unreachable=False
+"""The ``send()`` fast path, the base class of :class:`Producer`.
 
 The fast path handles the common record -- bytes key/value, no headers, known topic, partition given
 or chosen by key hash or the current sticky partition, an open batch with room -- in one coroutine
@@ -7,6 +9,11 @@ else (first use of a topic, serializers, interceptors, headers, transactions, a 
 producer) goes to ``Producer._send_slow`` and from there to the accumulator's append core
 (``append.AppendCore.append_record``), which implements the complete behaviour; the fast path must
 never decide differently from it (tests/producer/test_send_twins.py).
+
+One source for both forms: setup.py compiles this module with Cython, ``_send.pxd`` making the classes
+extension types with C fields and typing the locals of :meth:`SendCore._append_fast`, where the work is
+(the coroutine ``send()`` only calls it and yields); run as Python (``AIOKAFKA_LITE_PURE=1``, or not
+built) it is the same code.
 """
 
 from __future__ import annotations
@@ -17,7 +24,19 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..structs import TopicPartition
-from .handles import RecordFuture, make_future
+from .handles import RecordFuture
+
+try:
+    import cython
+except ImportError:  # run as Python where Cython is not installed
+    from .. import _nocython as cython
+
+if cython.compiled:
+    # The handles' C entry point and the C clock; as Python, the handles under the switch and time_ns.
+    from cython.cimports.aiokafka_lite.producer._handles import make_future
+    from cython.cimports.posix.time import CLOCK_REALTIME, clock_gettime, timespec
+else:
+    from .handles import make_future
 
 __all__ = ["RUNNING", "YIELD_BYTES", "SendCore", "TopicInfo"]
 
@@ -31,9 +50,21 @@ RUNNING = 1
 #: out smaller and cost more each (200,000-370,000 records/s at 64 KiB); larger brings part of the tail
 #: back at 1 partition (1.3-1.4M at 256 KiB).
 YIELD_BYTES = 131072
+_RUNNING = RUNNING
+_YIELD_BYTES = YIELD_BYTES
 _sleep = asyncio.sleep
-
+#: Larger timestamps go to the slow path, which refuses them with IllegalArgumentError.
+_TS_MAX = (1 << 63) - 1
 _time_ns = time.time_ns
+
+
+def _now_ms() -> int:
+    """Wall-clock milliseconds, as ``time.time_ns() // 1_000_000`` (a C call when compiled)."""
+    if cython.compiled:
+        ts = cython.declare(timespec)
+        clock_gettime(CLOCK_REALTIME, cython.address(ts))
+        return ts.tv_sec * 1000 + ts.tv_nsec // 1_000_000
+    return _time_ns() // 1_000_000
 
 
 class TopicInfo:
@@ -70,6 +101,7 @@ class SendCore:
     _sticky_null: bool
     _txn: Any
     _size_fast_limit: int
+    _put_open: Any
     _unyielded: int
 
     def __init__(self) -> None:
@@ -81,6 +113,8 @@ class SendCore:
         self._sticky_null = True
         self._txn = None
         self._size_fast_limit = 0
+        #: ``AppendCore.put_open`` (None: a refused record takes the slow path).
+        self._put_open = None
         #: Bytes queued since send() last let other tasks run (see YIELD_BYTES).
         self._unyielded = 0
 
@@ -98,41 +132,67 @@ class SendCore:
         raises :class:`KafkaTimeoutError` then. A record too large for max_request_size (or
         buffer_memory) raises :class:`RecordTooLargeError` at once.
         """
-        if self._state != RUNNING or not self._plain or headers is not None:
+        fut = self._append_fast(topic, value, key, partition, timestamp_ms, headers)
+        if fut is None:
             return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
-        n = _plain_size(key, value)
-        info = self._topics.get(topic)
-        if n < 0 or info is None or n > self._size_fast_limit:
-            return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
-        p, sticky = self._fast_partition(info, key, partition)
-        ts = _fast_timestamp(timestamp_ms)
-        batch = self._open_batch(info, p) if p >= 0 and ts >= 0 else None
-        if batch is None or (sticky and batch is not info.sticky_batch):
-            return await self._send_slow(topic, value, key, partition, timestamp_ms, headers)
-        delta = batch.builder.append(ts, key, value, None)
-        if delta is None:
-            return await self._send_slow(topic, value, key, partition, ts, headers)
-        fut = make_future(batch.result, delta, ts)
-        self._unyielded += n
-        if self._unyielded >= YIELD_BYTES:
+        if self._unyielded >= _YIELD_BYTES:
             self._unyielded = 0
             await _sleep(0)
         return fut
 
-    def _fast_partition(self, info: TopicInfo, key: bytes | None, partition: int | None) -> tuple[int, bool]:
-        """(partition, chosen by the sticky rule); -1 when the slow path must choose."""
+    def _append_fast(self, topic: str, value: Any, key: Any, partition: Any, timestamp_ms: Any,
+                     headers: Any) -> RecordFuture | None:
+        """Append the record to its partition's open batch if the fast path may (see the module's
+        docstring) and return its future; None hands it to the slow path, nothing done."""
+        if self._state != _RUNNING or not self._plain or headers is not None:
+            return None
+        n = _plain_size(key, value)
+        info = self._topics.get(topic)
+        if n < 0 or info is None or n > self._size_fast_limit:
+            return None
+        batch = self._fast_batch(info, key, partition)
+        if batch is None:
+            return None
+        ts = _fast_timestamp(timestamp_ms)
+        if ts < 0:
+            return None
+        builder = batch.builder
+        if builder is None:  # never while the batch is open; compiled, a None builder must not be called
+            return None
+        if cython.compiled:  # the open batch is not built: its C append, the timestamp as a C integer
+            delta = builder._append(ts, key, value, None)
+        else:
+            delta = builder.append(ts, key, value, None)
+        if delta is None:
+            # Past what the batch reserved: the append core grows it if it may (a keyed record or one
+            # given a partition; a keyless one's refusal is KIP-794's to judge, on the slow path).
+            if self._put_open is None or (partition is None and key is None):
+                return None
+            got = self._put_open(batch, ts, key, value, None)
+            if got is None:
+                return None
+            delta = got[1]
+        self._unyielded += n
+        return make_future(batch.result, delta, ts)
+
+    def _fast_batch(self, info: TopicInfo, key: Any, partition: Any) -> Any:
+        """The batch the record goes in: the key hash's, the one given or the sticky partition's, if it
+        is open (for the sticky partition: the batch being counted); else None (the slow path)."""
         if partition is None:
             if key is not None and self._key_hash is not None:
-                return self._key_hash(key, info.num_partitions), False
+                return self._open_batch(info, self._key_hash(key, info.num_partitions))
             if self._sticky_null:
-                return info.sticky_partition, True
-            return -1, False
+                batch = self._open_batch(info, info.sticky_partition)
+                return batch if batch is info.sticky_batch else None
+            return None
         if type(partition) is int and 0 <= partition < info.num_partitions:
-            return partition, False
-        return -1, False
+            return self._open_batch(info, partition)
+        return None
 
     def _open_batch(self, info: TopicInfo, p: int) -> Any:
         """The partition's open last batch, if a record may go in it now (else None: the slow path)."""
+        if p < 0 or p >= len(info.tps):
+            return None
         tp = info.tps[p]
         txn = self._txn
         if txn is not None:  # transactional: only partitions already registered in the open transaction
@@ -141,6 +201,8 @@ class SendCore:
                 return None
         dq = info.deques[p]
         if dq is None:
+            # The accumulator makes one deque per partition and keeps it: remember it here, which saves
+            # hashing the TopicPartition on every record.
             dq = self._batches.get(tp)
             if dq is None:
                 return None
@@ -168,7 +230,7 @@ def _plain_size(key: Any, value: Any) -> int:
 def _fast_timestamp(timestamp_ms: Any) -> int:
     """The record's timestamp (now, or the one given); -1 when the slow path must check it."""
     if timestamp_ms is None:
-        return _time_ns() // 1_000_000
-    if type(timestamp_ms) is int and timestamp_ms >= 0:
+        return _now_ms()
+    if type(timestamp_ms) is int and 0 <= timestamp_ms <= _TS_MAX:
         return timestamp_ms
     return -1
