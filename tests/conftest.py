@@ -54,6 +54,48 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 # --------------------------------------------------------------------------------------------------
+# Parallel runs (pytest-xdist, ``-n N --dist loadgroup``, as ``make test`` runs them): tests go out to the
+# workers one by one, except
+# * a module whose tests share a module- or class-scoped fixture (a TLS or SASL front, a KDC) stays on one
+#   worker, so that fixture starts once;
+# * tests/spark is one group on one worker: a Spark session is a JVM, and several at once on a small
+#   machine starve each other and the rest;
+# * a module may name its own group (tests/test_docs_blocks.py: the docs build on each other, in order).
+# xdist hands out the largest groups first, so the Spark group starts at once and overlaps everything else.
+
+
+def _group(item: pytest.Item) -> str | None:
+    mark = item.get_closest_marker("xdist_group")
+    if mark is not None:
+        return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+    if item.path.parent.name == "spark":
+        return "spark"
+    info = getattr(item, "_fixtureinfo", None)
+    if info is not None and any(d.scope in ("module", "class", "package")
+                                for defs in info.name2fixturedefs.values() for d in defs):
+        return item.nodeid.split("::", 1)[0]
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not hasattr(config, "workerinput") or config.getoption("dist", "no") != "no" \
+            or not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        group = _group(item)
+        if group is None:
+            continue
+        item.add_marker(pytest.mark.xdist_group(group))
+        # xdist hands a group to one worker by a "@group" suffix on the test id. pytest 9.2 keeps the id
+        # as a structured NodeId, so xdist 3.8's own suffix (on the old _nodeid attribute) is lost and
+        # loadgroup silently stops grouping (pytest-xdist issue 1386); set it where pytest reads it.
+        node_id = getattr(item, "_id", None)
+        if node_id is not None and not isinstance(node_id, str) and "@" not in str(node_id):
+            item._id = type(node_id).parse(f"{node_id}@{group}")
+
+
+# --------------------------------------------------------------------------------------------------
 # Brokers
 
 
