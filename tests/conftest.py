@@ -14,6 +14,7 @@ to the failure report. ``AIOKAFKA_LITE_LOOP=uvloop`` runs every async test and f
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import re
@@ -58,8 +59,9 @@ def pytest_report_header(config: pytest.Config) -> str:
 # workers one by one, except
 # * a module whose tests share a module- or class-scoped fixture (a TLS or SASL front, a KDC) stays on one
 #   worker, so that fixture starts once;
-# * tests/spark is one group on one worker: a Spark session is a JVM, and several at once on a small
-#   machine starve each other and the rest;
+# * the tests on tests/spark's ``spark`` session are one group on one worker: a Spark session is a JVM,
+#   and several at once on a small machine starve each other and the rest (the standalone cluster and
+#   Spark Connect tests start their own JVMs and run beside that group);
 # * a module may name its own group (tests/test_docs_blocks.py: the docs build on each other, in order).
 # xdist hands out the largest groups first, so the Spark group starts at once and overlaps everything else.
 
@@ -68,7 +70,7 @@ def _group(item: pytest.Item) -> str | None:
     mark = item.get_closest_marker("xdist_group")
     if mark is not None:
         return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
-    if item.path.parent.name == "spark":
+    if "spark" in getattr(item, "fixturenames", ()) and item.path.parent.name == "spark":
         return "spark"
     info = getattr(item, "_fixtureinfo", None)
     if info is not None and any(d.scope in ("module", "class", "package")
@@ -90,9 +92,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         # xdist hands a group to one worker by a "@group" suffix on the test id. pytest 9.2 keeps the id
         # as a structured NodeId, so xdist 3.8's own suffix (on the old _nodeid attribute) is lost and
         # loadgroup silently stops grouping (pytest-xdist issue 1386); set it where pytest reads it.
+        # The suffix goes on the last name with the parameters folded in (xdist splits at an "@" after the
+        # last "]"), so the id reads the same however pytest renders it.
         node_id = getattr(item, "_id", None)
-        if node_id is not None and not isinstance(node_id, str) and "@" not in str(node_id):
-            item._id = type(node_id).parse(f"{node_id}@{group}")
+        if dataclasses.is_dataclass(node_id) and getattr(node_id, "names", ()) and "@" not in str(node_id):
+            last = node_id.names[-1] + (f"[{node_id.params}]" if node_id.params is not None else "")
+            names = (*node_id.names[:-1], f"{last}@{group}")
+            item._id = dataclasses.replace(node_id, names=names, params=None)
 
 
 # --------------------------------------------------------------------------------------------------
