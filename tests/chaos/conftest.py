@@ -79,14 +79,14 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
 
 
 def _workers_table(config: pytest.Config) -> ChaosTable | None:
-    """Under pytest-xdist the rows are in the workers' files (``<basetemp>/gw*/chaos-table.txt``): the
+    """Under pytest-xdist the rows are in the workers' files (``<basetemp>/popen-gw*/chaos-table.txt``): the
     controller gathers them into one table."""
     factory = getattr(config, "_tmp_path_factory", None)
     if factory is None or not config.pluginmanager.has_plugin("dsession"):
         return None
     base = factory.getbasetemp()
     table = ChaosTable(base / "chaos-table.txt")
-    for part in sorted(base.glob("gw*/chaos-table.txt")):
+    for part in sorted(base.glob("*gw*/chaos-table.txt")):
         for line in part.read_text().splitlines()[1:]:
             seed, *rest = (c.strip() for c in line.split(" | "))
             table.rows.append((int(seed), *rest))
