@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-lane-main test-lane-other test-fast bench lint typecheck generate docs clean sysdeps venv venv313
+.PHONY: demo test test-lane-main test-lane-py313 test-lane-pure test-fast bench lint typecheck generate docs clean sysdeps venv venv313
 
 EXT_SOURCES := $(shell find aiokafka_lite -name '*.pyx' -o -name '*.pxi' -o -name '*.pxd')
 
@@ -44,13 +44,16 @@ sysdeps:
 demo: $(STAMP)
 	$(PY) -m aiokafka_lite.demo
 
-# Two independent lanes, side by side (the suite waits on brokers, timeouts and child processes more than it
-# computes, and every broker and mock cluster takes a free port of its own):
-# * the whole suite on asyncio's own loop under Python 3.11;
-# * every test that runs an event loop again on uvloop under Python 3.13 with the compiled hot path built
-#   for it, then the hot-path tests on the pure-Python twin, then the sample application's own suite
+# Three lanes side by side, each spreading its tests over TEST_WORKERS pytest-xdist workers (the suite waits
+# on brokers, timeouts and child processes more than it computes, so more workers than cores pay; every
+# worker starts its own brokers and mock clusters, each on a free port of its own):
+# * main: the whole suite on asyncio's own loop under Python 3.11 (what runs Spark last, see SPARK_TESTS);
+# * py313: builds the Python 3.13 venv (beside the 3.11 one), then every test that runs an event
+#   loop again on uvloop under Python 3.13 with the compiled hot path built for it, and the records tests;
+# * pure: the hot-path tests on the pure-Python twin, then the sample application's own suite
 #   (examples/orders_app: the testing kit's fixtures come from the installed entry point, as a user's do).
-# Each lane's output is printed whole when it ends (-O). TEST_JOBS=1 runs the lanes one after the other.
+# Each lane's output is printed whole when it ends (-O). TEST_JOBS=1 runs the lanes one after the other;
+# TEST_WORKERS=0 runs each pytest in one process (no xdist).
 UVLOOP_TESTS := tests/net tests/producer tests/consumer tests/admin tests/contract tests/cli tests/metrics tests/test_embedded.py tests/test_mockcluster.py
 # On 3.13 too: the compiled records core.
 PY313_TESTS := $(UVLOOP_TESTS) tests/records
@@ -59,18 +62,32 @@ PY313_TESTS := $(UVLOOP_TESTS) tests/records
 # exercise it, so both builds stay correct (the twin tests also hold them byte-identical).
 PURE_TESTS := tests/records tests/producer tests/consumer
 
-TEST_JOBS ?= 2
+# What runs Spark (local sessions, a standalone cluster, Spark Connect, the docs' Spark examples) runs last in
+# the main lane, in one process: Spark's Python workers time out connecting back to a JVM starved by many
+# test workers at once (seen: "Python worker failed to connect back").
+SPARK_TESTS := tests/spark tests/test_docs_blocks.py
 
-# The 3.13 venv is built in its lane, while the 3.11 lane already runs (on a fresh clone, minutes).
-test: sysdeps $(STAMP)
-	$(MAKE) --no-print-directory -j$(TEST_JOBS) -O test-lane-main test-lane-other
+TEST_JOBS ?= 3
+TEST_WORKERS ?= 5
+# --dist loadgroup: tests are handed out one by one, but a module sharing a module-scoped fixture (a Spark
+# session, a TLS or SASL front) stays on one worker (tests/conftest.py groups it).
+XDIST := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
+PYTEST := -m pytest -q -p no:cacheprovider $(XDIST)
 
-test-lane-main:
-	$(PY) -m pytest -q -p no:cacheprovider
+# Each lane builds the venv it needs: on a fresh clone the two venvs are built at once (setup.py lets one
+# build at a time generate and compile the extension), and the 3.13 one is not waited for by the others.
+test: sysdeps
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) -O test-lane-main test-lane-py313 test-lane-pure
 
-test-lane-other: $(STAMP313)
-	AIOKAFKA_LITE_LOOP=uvloop $(PY313) -m pytest -q -p no:cacheprovider $(PY313_TESTS)
-	AIOKAFKA_LITE_PURE=1 $(PY) -m pytest -q -p no:cacheprovider $(PURE_TESTS)
+test-lane-main: $(STAMP)
+	$(PY) $(PYTEST) $(addprefix --ignore=,$(SPARK_TESTS))
+	$(PY) -m pytest -q -p no:cacheprovider $(SPARK_TESTS)
+
+test-lane-py313: $(STAMP313)
+	AIOKAFKA_LITE_LOOP=uvloop $(PY313) $(PYTEST) $(PY313_TESTS)
+
+test-lane-pure: $(STAMP)
+	AIOKAFKA_LITE_PURE=1 $(PY) $(PYTEST) $(PURE_TESTS)
 	$(PY) -m pytest -q -p no:cacheprovider examples/orders_app
 
 test-fast: $(STAMP)

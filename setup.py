@@ -2,10 +2,17 @@
 
 Set AIOKAFKA_LITE_NO_EXT=1 to skip the extension (the pure-Python twin is then used).
 """
+import fcntl
 import glob
 import os
 
 from setuptools import setup
+
+# `make test` builds the 3.11 and 3.13 venvs at once from one source tree: both builds would write the same
+# generated .c files and egg-info. One build at a time runs this script; the second finds the .c files
+# up to date and only compiles them for its own interpreter.
+_lock = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".setup.lock"), "w")
+fcntl.flock(_lock, fcntl.LOCK_EX)
 
 ext_modules = []
 if not os.environ.get("AIOKAFKA_LITE_NO_EXT"):
@@ -22,4 +29,8 @@ if not os.environ.get("AIOKAFKA_LITE_NO_EXT"):
             compiler_directives={"boundscheck": False, "wraparound": False, "cdivision": True},
         )
 
-setup(ext_modules=ext_modules)
+try:
+    setup(ext_modules=ext_modules)
+finally:
+    fcntl.flock(_lock, fcntl.LOCK_UN)
+    _lock.close()

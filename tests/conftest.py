@@ -14,6 +14,7 @@ to the failure report. ``AIOKAFKA_LITE_LOOP=uvloop`` runs every async test and f
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import re
@@ -51,6 +52,53 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str:
     return f"aiokafka_lite event loop: {LOOP} (AIOKAFKA_LITE_LOOP)"
+
+
+# --------------------------------------------------------------------------------------------------
+# Parallel runs (pytest-xdist, ``-n N --dist loadgroup``, as ``make test`` runs them): tests go out to the
+# workers one by one, except
+# * a module whose tests share a module- or class-scoped fixture (a TLS or SASL front, a KDC) stays on one
+#   worker, so that fixture starts once;
+# * the tests on tests/spark's ``spark`` session are one group on one worker: a Spark session is a JVM,
+#   and several at once on a small machine starve each other and the rest (the standalone cluster and
+#   Spark Connect tests start their own JVMs and run beside that group);
+# * a module may name its own group (tests/test_docs_blocks.py: the docs build on each other, in order).
+# xdist hands out the largest groups first, so the Spark group starts at once and overlaps everything else.
+
+
+def _group(item: pytest.Item) -> str | None:
+    mark = item.get_closest_marker("xdist_group")
+    if mark is not None:
+        return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+    if "spark" in getattr(item, "fixturenames", ()) and item.path.parent.name == "spark":
+        return "spark"
+    info = getattr(item, "_fixtureinfo", None)
+    if info is not None and any(d.scope in ("module", "class", "package")
+                                for defs in info.name2fixturedefs.values() for d in defs):
+        return item.nodeid.split("::", 1)[0]
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not hasattr(config, "workerinput") or config.getoption("dist", "no") != "no" \
+            or not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        group = _group(item)
+        if group is None:
+            continue
+        item.add_marker(pytest.mark.xdist_group(group))
+        # xdist hands a group to one worker by a "@group" suffix on the test id. pytest 9.2 keeps the id
+        # as a structured NodeId, so xdist 3.8's own suffix (on the old _nodeid attribute) is lost and
+        # loadgroup silently stops grouping (pytest-xdist issue 1386); set it where pytest reads it.
+        # The suffix goes on the last name with the parameters folded in (xdist splits at an "@" after the
+        # last "]"), so the id reads the same however pytest renders it.
+        node_id = getattr(item, "_id", None)
+        if dataclasses.is_dataclass(node_id) and getattr(node_id, "names", ()) and "@" not in str(node_id):
+            last = node_id.names[-1] + (f"[{node_id.params}]" if node_id.params is not None else "")
+            names = (*node_id.names[:-1], f"{last}@{group}")
+            item._id = dataclasses.replace(node_id, names=names, params=None)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -22,6 +22,10 @@ from aiokafka_lite.embedded import EmbeddedBroker
 sys.path.insert(0, str(Path(__file__).parent))
 from _docs_runner import blocks
 
+#: The files build on each other (see above), so under pytest-xdist they stay together, in order, on one
+#: worker and so on one broker (tests/conftest.py honours the group).
+pytestmark = pytest.mark.xdist_group("docs")
+
 ROOT = Path(__file__).resolve().parents[1]
 DOC_FILES = [ROOT / "README.md", ROOT / "docs" / "getting-started.md",
              *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "getting-started.md")]

@@ -69,8 +69,28 @@ def chaos_table(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,
                             config: pytest.Config) -> None:
     table = config.stash.get(_TABLE, None)
+    if table is None:
+        table = _workers_table(config)
     if table is None or not table.rows:
         return
     terminalreporter.section("chaos results")
     terminalreporter.write_line(table.render())
     terminalreporter.write_line(f"rows appended to {table.path}")
+
+
+def _workers_table(config: pytest.Config) -> ChaosTable | None:
+    """Under pytest-xdist the rows are in the workers' files (``<basetemp>/popen-gw*/chaos-table.txt``): the
+    controller gathers them into one table."""
+    factory = getattr(config, "_tmp_path_factory", None)
+    if factory is None or not config.pluginmanager.has_plugin("dsession"):
+        return None
+    base = factory.getbasetemp()
+    table = ChaosTable(base / "chaos-table.txt")
+    for part in sorted(base.glob("*gw*/chaos-table.txt")):
+        for line in part.read_text().splitlines()[1:]:
+            seed, *rest = (c.strip() for c in line.split(" | "))
+            table.rows.append((int(seed), *rest))
+    if table.rows:
+        table.path.write_text("\n".join([" | ".join(COLUMNS), *(" | ".join(map(str, r)) for r in table.rows)])
+                              + "\n")
+    return table
