@@ -42,13 +42,10 @@ __all__ = ["RUNNING", "YIELD_BYTES", "SendCore", "TopicInfo"]
 
 #: ``SendCore._state`` while send() may take records.
 RUNNING = 1
-#: send() lets other tasks run (the Sender, the answers) once per this many bytes queued. A caller sending
-#: in a tight loop otherwise holds the loop until a batch opens, so batches that lingered out waited for
-#: the loop, and their answers for the next yield: 1 partition, 100 B values, 300,000 records took 153 ms
-#: of sends and 88 ms of flush() after them (1.2M -> 1.7-1.8M records/s with the yield). Measured at 64,
-#: 128 and 256 KiB: smaller lets the Sender drain 1,000 partitions' lingered batches sooner, so they go
-#: out smaller and cost more each (200,000-370,000 records/s at 64 KiB); larger brings part of the tail
-#: back at 1 partition (1.3-1.4M at 256 KiB).
+#: send() lets other tasks run (the Sender, the answers) once per this many bytes queued: a caller sending
+#: in a tight loop would otherwise hold the loop until a batch opens, and lingered batches would wait for it.
+#: Smaller drains many partitions' batches sooner but smaller; the trade-off is measured in
+#: docs/performance.md ("A tight send loop held the event loop").
 YIELD_BYTES = 131072
 _RUNNING = RUNNING
 _YIELD_BYTES = YIELD_BYTES
