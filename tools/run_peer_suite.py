@@ -48,31 +48,22 @@ import asyncio
 import gc
 import inspect
 import os
-import socket
 import threading
 
 import pytest
 
-from aiokafka_lite.embedded import EmbeddedBroker
+from aiokafka_lite.embedded import free_port
+from aiokafka_lite.testing.pytest_plugin import run_broker
 
 
 @pytest.fixture(scope="session")
 def kafka_server(tmp_path_factory):
-    broker = EmbeddedBroker(os.environ["PEER_BROKER"], log_dir=tmp_path_factory.mktemp("broker"))
-    broker.start()
-    try:
-        yield broker
-    finally:
-        broker.stop()
+    yield from run_broker(os.environ["PEER_BROKER"], tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
 def unused_port():
-    def factory():
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind(("127.0.0.1", 0))
-            return s.getsockname()[1]
-    return factory
+    return free_port
 
 
 @pytest.fixture(scope="class")

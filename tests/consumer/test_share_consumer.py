@@ -16,10 +16,11 @@ first fetched), so each test writes its first records before its consumers start
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -144,6 +145,35 @@ async def _share_everything(mc: MockCluster, group: str, topic: str, partitions:
     assert c.assignment() == {TP(topic, p) for p in range(partitions)}
 
 
+@contextlib.asynccontextmanager
+async def _beside_librdkafka(mc: MockCluster, topic: str, group: str, accepted: list[tuple[int, int]],
+                             poll_ms: int) -> AsyncIterator[tuple[ShareConsumer, ConfluentShareMember]]:
+    """librdkafka's ShareConsumer joins ``group`` first and polls; then ours (explicit acknowledgement,
+    what the broker confirmed added to ``accepted`` as (partition, offset)) joins and polls every
+    ``poll_ms`` until it is assigned. librdkafka's member is stopped and joined on the way out."""
+    theirs = ConfluentShareMember(mc.bootstrap, group, topic)
+    theirs.go.set()
+    theirs.start()
+
+    def on_ack(tp: TP, acks: dict[int, int], error: Errors.KafkaError | None) -> None:
+        if error is None:
+            accepted.extend((tp.partition, o) for o in acks)
+
+    try:
+        deadline = time.monotonic() + 15
+        while not theirs.polled.is_set() and time.monotonic() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+        async with ShareConsumer(topic, group_id=group, bootstrap_servers=mc.bootstrap,
+                                 acknowledgement_mode="explicit",
+                                 acknowledgement_commit_callback=on_ack) as c:
+            while not c.assignment() and time.monotonic() < deadline:
+                await c.poll(timeout_ms=poll_ms)
+            yield c, theirs
+    finally:
+        theirs.stop.set()
+        await asyncio.to_thread(theirs.join, 15)
+
+
 async def test_mixed_share_group_shares_the_records_while_both_poll_freely(
         mc: MockCluster, _producer: CKProducer, new_topic: Callable[..., str]) -> None:
     """Ours (explicit acknowledgement) beside librdkafka's ShareConsumer, both polling freely, and every
@@ -158,50 +188,31 @@ async def test_mixed_share_group_shares_the_records_while_both_poll_freely(
     topic = _topic(mc, new_topic, 3)
     group = new_topic("sg")
     bursts, per_burst = 8, 1500  # 500 records a partition: one ShareFetch takes a burst's share of it
-    theirs = ConfluentShareMember(mc.bootstrap, group, topic)
-    theirs.go.set()
-    theirs.start()
     accepted: list[tuple[int, int]] = []  # ours: (partition, offset) the broker confirmed
     ours_per_burst: list[int] = []
-
-    def on_ack(tp: TP, acks: dict[int, int], error: Errors.KafkaError | None) -> None:
-        if error is None:
-            accepted.extend((tp.partition, o) for o in acks)
-
-    try:
-        deadline = time.monotonic() + 15
-        while not theirs.polled.is_set() and time.monotonic() < deadline:  # noqa: ASYNC110
-            await asyncio.sleep(0.05)
-        async with ShareConsumer(topic, group_id=group, bootstrap_servers=mc.bootstrap,
-                                 acknowledgement_mode="explicit",
-                                 acknowledgement_commit_callback=on_ack) as c:
-            while not c.assignment() and time.monotonic() < deadline:
-                await c.poll(timeout_ms=100)
-            assert c.assignment(), "ours was never assigned a partition"
-            received = 0
-            for burst in range(bursts):
-                before = received
-                producing = asyncio.ensure_future(aproduce_(_producer, topic, per_burst, 3,
-                                                            start=burst * per_burst))
-                quiet_from = time.monotonic() + 0.6
-                while not producing.done() or time.monotonic() < quiet_from:
-                    for recs in (await c.poll(timeout_ms=200)).values():
-                        for r in recs:
-                            c.acknowledge(r)
-                        received += len(recs)
-                await producing
-                ours_per_burst.append(received - before)
-
-            total = bursts * per_burst
-            deadline = time.monotonic() + 20
-            while len(accepted) + len(theirs.accepted) < total and time.monotonic() < deadline:
+    async with _beside_librdkafka(mc, topic, group, accepted, poll_ms=100) as (c, theirs):
+        assert c.assignment(), "ours was never assigned a partition"
+        received = 0
+        for burst in range(bursts):
+            before = received
+            producing = asyncio.ensure_future(aproduce_(_producer, topic, per_burst, 3,
+                                                        start=burst * per_burst))
+            quiet_from = time.monotonic() + 0.6
+            while not producing.done() or time.monotonic() < quiet_from:
                 for recs in (await c.poll(timeout_ms=200)).values():
                     for r in recs:
                         c.acknowledge(r)
-                await c.commit()
-    finally:
-        theirs.stop.set()
-        theirs.join(15)
+                    received += len(recs)
+            await producing
+            ours_per_burst.append(received - before)
+
+        total = bursts * per_burst
+        deadline = time.monotonic() + 20
+        while len(accepted) + len(theirs.accepted) < total and time.monotonic() < deadline:
+            for recs in (await c.poll(timeout_ms=200)).values():
+                for r in recs:
+                    c.acknowledge(r)
+            await c.commit()
     assert theirs.error is None, theirs.error
     everything = accepted + theirs.accepted
     expected = {(i % 3, i // 3) for i in range(bursts * per_burst)}  # partition i % 3, in order
@@ -217,8 +228,8 @@ async def test_one_burst_right_after_joining_is_shared(mc: MockCluster, _produce
     is assigned one, which librdkafka goes on fetching until its next heartbeat (5 s, the mock's default);
     both poll every 200 ms; then one burst of 4,000 records. The mock gives each record to whoever asks
     first and holds an empty ShareFetch 100 ms without adding what arrives meanwhile. Ours used to wait
-    retry_backoff_ms more after every empty answer, and then got 0 records in 2 of 10 rounds. Each round
-    must give ours records, and every record is accepted exactly once across the two. A member that asks
+    retry_backoff_ms more after every empty answer, and then got 0 records in 2 of 10 rounds. Every record
+    is accepted exactly once across the two. A member that asks
     again at once still loses a whole round to that race now and then (1 in 200 rounds on a quiet machine,
     1 in 17 at load average 12), a second librdkafka member in the same seat too (docs/consumer.md, "Share
     groups"), so ours must read in at least 3 rounds of 5. The deterministic check of the fix itself is
@@ -229,38 +240,18 @@ async def test_one_burst_right_after_joining_is_shared(mc: MockCluster, _produce
     for _ in range(rounds):
         topic = _topic(mc, new_topic, 3)
         group = new_topic("sg")
-        theirs = ConfluentShareMember(mc.bootstrap, group, topic)
-        theirs.go.set()
-        theirs.start()
         accepted: list[tuple[int, int]] = []
-
-        def on_ack(tp: TP, acks: dict[int, int], error: Errors.KafkaError | None,
-                   accepted: list[tuple[int, int]] = accepted) -> None:
-            if error is None:
-                accepted.extend((tp.partition, o) for o in acks)
-
-        try:
-            deadline = time.monotonic() + 15
-            while not theirs.polled.is_set() and time.monotonic() < deadline:  # noqa: ASYNC110
-                await asyncio.sleep(0.05)
-            async with ShareConsumer(topic, group_id=group, bootstrap_servers=mc.bootstrap,
-                                     acknowledgement_mode="explicit",
-                                     acknowledgement_commit_callback=on_ack) as c:
-                while not c.assignment() and time.monotonic() < deadline:
-                    await c.poll(timeout_ms=200)
-                assert len(c.assignment()) == 1, c.assignment()  # the second of two members: 1 of 3
-                producing = asyncio.ensure_future(aproduce_(_producer, topic, total, 3))
-                deadline = time.monotonic() + 20
-                while len(accepted) + len(theirs.accepted) < total and time.monotonic() < deadline:
-                    for recs in (await c.poll(timeout_ms=200)).values():
-                        for r in recs:
-                            c.acknowledge(r)
-                    if producing.done():
-                        await c.commit()
-                await producing
-        finally:
-            theirs.stop.set()
-            await asyncio.to_thread(theirs.join, 15)
+        async with _beside_librdkafka(mc, topic, group, accepted, poll_ms=200) as (c, theirs):
+            assert len(c.assignment()) == 1, c.assignment()  # the second of two members: 1 of 3
+            producing = asyncio.ensure_future(aproduce_(_producer, topic, total, 3))
+            deadline = time.monotonic() + 20
+            while len(accepted) + len(theirs.accepted) < total and time.monotonic() < deadline:
+                for recs in (await c.poll(timeout_ms=200)).values():
+                    for r in recs:
+                        c.acknowledge(r)
+                if producing.done():
+                    await c.commit()
+            await producing
         assert theirs.error is None, theirs.error
         everything = accepted + theirs.accepted
         assert sorted(everything) == sorted((i % 3, i // 3) for i in range(total)), len(everything)
