@@ -37,3 +37,19 @@ async def test_a_task_that_failed_is_raised_unless_quiet() -> None:
         else:
             with pytest.raises(ValueError, match="boom"):
                 await cancel_and_wait(task)
+
+
+async def test_the_calling_task_is_left_alone() -> None:
+    """A membership task that ends its own membership lists itself among the tasks: it must end the
+    others and go on, not wait for itself (or cancel itself)."""
+    other = asyncio.ensure_future(asyncio.sleep(3600))
+    done: list[bool] = []
+
+    async def owner() -> None:
+        me = asyncio.current_task()
+        async with asyncio.timeout(5):  # not wait_for: that would run the call in another task
+            await cancel_and_wait(me, other)
+        done.append(True)
+
+    await asyncio.wait_for(asyncio.ensure_future(owner()), 10)
+    assert done == [True] and other.cancelled()

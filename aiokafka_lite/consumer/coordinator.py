@@ -23,6 +23,7 @@ from typing import Any
 
 from .. import errors as Errors
 from .._state import Stateful, StateMachine, table
+from .._tasks import cancel_and_wait
 from ..protocol.messages.heartbeat import HeartbeatRequest
 from ..protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from ..protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity
@@ -37,7 +38,6 @@ from .group_protocol import (
     decode_assignment,
     encode_subscription,
 )
-from .group_session import end_tasks
 from .heartbeat import ClassicHeartbeat
 from .heartbeat_driver import HeartbeatDriver
 from .leader_assign import explain_inconsistent, leader_assign
@@ -123,7 +123,7 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
         if self._join_task is not None and not self._join_task.done():
             # A broker holds JoinGroup until the rebalance completes, and everything after it on the
             # same connection waits: drop that connection so the commit and LeaveGroup go through.
-            await end_tasks(self._join_task)
+            await cancel_and_wait(self._join_task, quiet=True)
             self._join_task = None
             self._round_over()
             if self.coordinator_id is not None:

@@ -25,23 +25,7 @@ from . import cluster_view as cv
 
 log = logging.getLogger(__name__)
 
-__all__ = ["GroupSession", "end_tasks"]
-
-
-async def end_tasks(*tasks: asyncio.Future[Any] | None) -> None:
-    """Cancel the membership's background ``tasks`` and wait for each to end (``_tasks.cancel_and_wait``;
-    the caller's own task is skipped). Their failures were handed to the application already (the owner's
-    ``fail()``), so they are not raised again here."""
-    current = asyncio.current_task()
-    for task in tasks:
-        if task is not None and task is not current and not task.done():
-            task.cancel()
-    for task in tasks:
-        if task is not None and task is not current:
-            try:
-                await cancel_and_wait(task)
-            except Exception:  # reported by the task itself (its owner's fail()) before it ended
-                pass
+__all__ = ["GroupSession"]
 
 
 class GroupSession:
@@ -123,7 +107,7 @@ class GroupSession:
     async def stop_heartbeat(self) -> None:
         """End the heartbeat task and wait for it (nothing may heartbeat after the leave); its failure was
         reported to the application already."""
-        await end_tasks(self._heartbeat)
+        await cancel_and_wait(self._heartbeat, quiet=True)
 
     # -- the leave ------------------------------------------------------------------------------------
     async def leave(self, request_cls: type, build: Callable[[int], Any], deadline: float,
@@ -148,4 +132,4 @@ class GroupSession:
     async def close(self) -> None:
         """Stop the heartbeat and any coordinator lookup; what is in flight ends here."""
         self.closed = True
-        await end_tasks(self._heartbeat, self._lookup)
+        await cancel_and_wait(self._heartbeat, self._lookup, quiet=True)

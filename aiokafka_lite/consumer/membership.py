@@ -28,10 +28,11 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import errors as Errors
+from .._tasks import cancel_and_wait
 from ..structs import TopicPartition
 from . import cluster_view as cv
 from .committer import Committer
-from .group_session import GroupSession, end_tasks
+from .group_session import GroupSession
 from .heartbeat_driver import HeartbeatDriver
 from .listener import call_listener
 from .metrics import ConsumerMetrics
@@ -166,7 +167,7 @@ class GroupMembership:
         membership = self._membership_task
         if membership is not None and not membership.done() and membership is not asyncio.current_task():
             # A rebalance in progress (maybe inside the listener) ends here; close() hands back what is owned.
-            await end_tasks(membership)
+            await cancel_and_wait(membership, quiet=True)
         await self._end_round()
         try:
             if commit and self._auto_commit and self._subs.assigned_partitions():
@@ -178,8 +179,8 @@ class GroupMembership:
             await self._maybe_leave_group("the consumer is closing", deadline)
         finally:
             await self.session.close()
-            await end_tasks(*self._tasks_to_end(), self._auto_commit_task, self._leave_task,
-                            self._membership_task)
+            await cancel_and_wait(*self._tasks_to_end(), self._auto_commit_task, self._leave_task,
+                                  self._membership_task, quiet=True)
 
     def raise_if_failed(self) -> None:
         if self._failure is not None:
