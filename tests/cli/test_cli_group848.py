@@ -33,6 +33,7 @@ def test_consume_joins_a_consumer_protocol_group(cli: Callable[..., Result], moc
     for i in range(30, 33):
         p.produce(topic, b"v%d" % i, partition=i % 3)
     assert p.flush(10) == 0
+    p.close()  # before the mock cluster stops, so it logs nothing into a later test's stderr
     again = cli("consume", topic, "-b", mc.bootstrap, "-g", group, "--group-protocol", "consumer",
                 "-n", "3", "-q")
     assert again.code == 0, again.err

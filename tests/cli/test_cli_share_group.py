@@ -32,6 +32,7 @@ def test_consume_as_a_share_group_member(cli: Callable[..., Result], mock_cluste
     for i in range(30, 33):
         p.produce(topic, b"v%d" % i, partition=i % 3)
     assert p.flush(10) == 0
+    p.close()  # before the mock cluster stops, so it logs nothing into a later test's stderr
     again = cli("consume", topic, "-b", mc.bootstrap, "--share-group", group, "-n", "3", "-q")
     assert again.code == 0, again.err
     assert sorted(again.out.splitlines()) == ["v30", "v31", "v32"]

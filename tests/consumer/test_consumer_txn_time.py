@@ -33,6 +33,8 @@ def _transactions(bootstrap: str, topic: str, txn_id: str) -> None:
     for i in range(20, 25):
         plain.produce(topic, value=b"%d" % i, partition=0)
     assert plain.flush(10) == 0
+    p.close()
+    plain.close()
 
 
 async def _read_all(consumer: Consumer, tp: TP, settle: float = 1.0) -> list[bytes]:
@@ -74,6 +76,7 @@ async def test_offsets_for_times(noida: Any, new_topic: Any) -> None:
     for i in range(10):
         p.produce(topic, value=b"%d" % i, partition=0, timestamp=base + i * 1000)
     assert await asyncio.to_thread(p.flush, 10) == 0
+    p.close()
     tp = TP(topic, 0)
     async with Consumer(bootstrap_servers=noida.bootstrap) as c:
         found = await c.offsets_for_times({tp: base + 3500})

@@ -61,6 +61,7 @@ def ckp(mc: MockCluster) -> Iterator[CKProducer]:
     p = CKProducer({"bootstrap.servers": mc.bootstrap, "linger.ms": 0})
     yield p
     p.flush(10)
+    p.close()  # now, not whenever it is collected: its broker stops with this module
 
 
 @dataclass

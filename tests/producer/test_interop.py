@@ -75,6 +75,7 @@ async def test_keyed_partitions_match_confluent_murmur2_random(broker: EmbeddedB
         for k in keys:
             prod.produce(theirs, b"v", key=k, on_delivery=report)
         prod.flush(20)
+        prod.close()
         return [parts[k] for k in keys]
 
     assert our_parts == await asyncio.to_thread(confluent_parts)
