@@ -82,13 +82,18 @@ class Committer:
         self._require_stable = require_stable
         self._backoff = ExponentialBackoff(retry_backoff_ms, retry_backoff_max_ms or retry_backoff_ms)
 
-    async def commit(self, offsets: Mapping[TopicPartition, OffsetAndMetadata], timeout: float) -> None:
-        """Commit ``offsets`` (positions of the next records to read) within ``timeout`` seconds."""
+    async def commit(self, offsets: Mapping[TopicPartition, OffsetAndMetadata], timeout: float,
+                     before_each: Callable[[], None] | None = None) -> None:
+        """Commit ``offsets`` (positions of the next records to read) within ``timeout`` seconds.
+        ``before_each`` runs before every attempt and may refuse it (a retry after a rebalance would carry
+        the new generation, which the broker accepts, for partitions that may have moved meanwhile)."""
         if not offsets:
             return
         retry = Retry("commit", timeout, self._backoff, wait_out=True)
         started = time.monotonic()
         while True:
+            if before_each is not None:
+                before_each()
             node = await self._m.ensure_coordinator(retry.deadline)
             generation, member_id = self._m.commit_identity()
             by_topic: dict[str, list[OffsetCommitRequestPartition]] = {}

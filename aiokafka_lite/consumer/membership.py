@@ -327,17 +327,31 @@ class GroupMembership:
     async def commit_sync(self, offsets: dict[TopicPartition, Any], timeout: float) -> None:
         """Commit ``offsets`` after any commit already under way; KafkaTimeoutError after ``timeout``."""
         deadline = time.monotonic() + timeout
+        held = ({tp for tp in offsets if self._subs.is_assigned(tp)} if self._subs.partitions_auto_assigned
+                else set())
+
+        def still_held() -> None:
+            """A partition given up since commit() was called may already be read by its next owner from
+            the offset committed then: committing it now would repeat or skip records (a retry carries the
+            new generation, which the broker accepts), so the commit fails instead."""
+            lost = [tp for tp in held if not self._subs.is_assigned(tp)]
+            if lost:
+                raise Errors.CommitFailedError(
+                    f"commit of {lost[0].topic}[{lost[0].partition}] failed: the group rebalanced meanwhile "
+                    "and the partition was given up; poll() again")
+
         try:
             await asyncio.wait_for(self._commit_lock.acquire(), timeout)
         except TimeoutError:
             raise Errors.KafkaTimeoutError(f"commit waited {timeout:.1f}s for the commit before it") from None
         try:
-            await self._commit_now(offsets, max(0.0, deadline - time.monotonic()))
+            await self._commit_now(offsets, max(0.0, deadline - time.monotonic()), still_held)
         finally:
             self._commit_lock.release()
 
-    async def _commit_now(self, offsets: dict[TopicPartition, Any], timeout: float) -> None:
-        await self.committer.commit(offsets, timeout)
+    async def _commit_now(self, offsets: dict[TopicPartition, Any], timeout: float,
+                          before_each: Callable[[], None] | None = None) -> None:
+        await self.committer.commit(offsets, timeout, before_each)
         self._last_committed.update(offsets)
         self._commits += 1
         self._committed_at.update(dict.fromkeys(offsets, self._commits))
