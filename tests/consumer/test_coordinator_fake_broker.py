@@ -1,7 +1,8 @@
-"""The classic GroupCoordinator against a scripted fake broker (tests/net/_net_fakes.py: a loopback server
-answering with our own codecs): join (KIP-394's MEMBER_ID_REQUIRED first), leader assignment, sync,
-the answers that restart a join, and a commit before revoking that finds the generation over, one at a
-time as no real broker gives them on demand. The member's state (ClassicState) is checked along."""
+"""The classic protocol (ClassicProtocol, in its GroupMembership) against a scripted fake broker
+(tests/net/_net_fakes.py: a loopback server answering with our own codecs): join (KIP-394's
+MEMBER_ID_REQUIRED first), leader assignment, sync, the answers that restart a join, and a commit before
+revoking that finds the generation over, one at a time as no real broker gives them on demand. The
+member's state (ClassicState) is checked along."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from typing import Any
 from aiokafka_lite import errors as Errors
 from aiokafka_lite.config import CONSUMER, Config
 from aiokafka_lite.consumer.assignors import make_assignors
-from aiokafka_lite.consumer.coordinator import ClassicState, GroupCoordinator
+from aiokafka_lite.consumer.coordinator import ClassicProtocol, ClassicState
 from aiokafka_lite.consumer.group_protocol import Assignment
+from aiokafka_lite.consumer.membership import GroupMembership
 from aiokafka_lite.consumer.metrics import ConsumerMetrics
 from aiokafka_lite.consumer.subscription import SubscriptionState
 from aiokafka_lite.net import KafkaClient
@@ -98,7 +100,16 @@ class Group:
             skip_assignment=False, member_id=member_id, members=members if not code else [])
 
 
-async def _join(join_errors: list[int]) -> tuple[GroupCoordinator, SubscriptionState, Group]:
+def classic(client: KafkaClient, subs: SubscriptionState, cfg: Config) -> ClassicProtocol:
+    """A classic member's protocol, in its membership."""
+    membership = GroupMembership(client, subs, cfg, ConsumerMetrics(), lambda tps: None,
+                                 lambda m: ClassicProtocol(m, client, subs, cfg,
+                                                           make_assignors(cfg.partition_assignment_strategy)))
+    assert isinstance(membership.protocol, ClassicProtocol)
+    return membership.protocol
+
+
+async def _join(join_errors: list[int]) -> tuple[ClassicProtocol, SubscriptionState, Group]:
     group = Group(join_errors)
     async with FakeBroker(group, versions=VERSIONS) as fake:
         group.port = fake.port
@@ -109,8 +120,7 @@ async def _join(join_errors: list[int]) -> tuple[GroupCoordinator, SubscriptionS
         try:
             subs = SubscriptionState()
             subs.subscribe(["t"])
-            coord = GroupCoordinator(client, subs, cfg, make_assignors(cfg.partition_assignment_strategy),
-                                     ConsumerMetrics(), lambda tps: None)
+            coord = classic(client, subs, cfg)
             assert coord.state is ClassicState.UNJOINED
             await coord.membership_round(time.monotonic() + 10)
             assert coord.state is ClassicState.STABLE and coord.has_assignment()
@@ -170,8 +180,7 @@ async def test_a_cooperative_revoke_whose_commit_finds_the_generation_over_repor
         try:
             subs = SubscriptionState()
             subs.subscribe(["t"], listener=listener)
-            coord = GroupCoordinator(client, subs, cfg, make_assignors(cfg.partition_assignment_strategy),
-                                     ConsumerMetrics(), lambda tps: None)
+            coord = classic(client, subs, cfg)
             await coord.membership_round(time.monotonic() + 10)
             assert subs.assigned_partitions() == {TP("t", 0)} and coord.state is ClassicState.STABLE
             subs.seek(TP("t", 0), 5)
