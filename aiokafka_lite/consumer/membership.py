@@ -356,22 +356,28 @@ class GroupMembership:
             self._on_revoke(partitions)
 
     # -- commits -----------------------------------------------------------------------------------------
-    async def commit_sync(self, offsets: dict[TopicPartition, Any], timeout: float) -> None:
-        """Commit ``offsets`` after any commit already under way; KafkaTimeoutError after ``timeout``."""
-        deadline = time.monotonic() + timeout
+    def _still_held(self, offsets: dict[TopicPartition, Any]) -> Callable[[], None]:
+        """The check the committer runs before every attempt of a commit asked now (by commit(), or by the
+        poll that starts an auto-commit). A partition held now and given up by then may already be read by
+        its next owner from the offset committed then: committing it would repeat or skip records (a retry
+        carries the new generation, which the broker accepts), so the commit fails instead."""
         held = ({tp for tp in offsets if self._subs.is_assigned(tp)} if self._subs.partitions_auto_assigned
                 else set())
 
         def still_held() -> None:
-            """A partition given up since commit() was called may already be read by its next owner from
-            the offset committed then: committing it now would repeat or skip records (a retry carries the
-            new generation, which the broker accepts), so the commit fails instead."""
             lost = [tp for tp in held if not self._subs.is_assigned(tp)]
             if lost:
                 raise Errors.CommitFailedError(
                     f"commit of {lost[0].topic}[{lost[0].partition}] failed: the group rebalanced meanwhile "
                     "and the partition was given up; poll() again")
 
+        return still_held
+
+    async def commit_sync(self, offsets: dict[TopicPartition, Any], timeout: float) -> None:
+        """Commit ``offsets`` after any commit already under way; KafkaTimeoutError after ``timeout``;
+        CommitFailedError (before any attempt) once a partition held now has been given up."""
+        deadline = time.monotonic() + timeout
+        still_held = self._still_held(offsets)
         try:
             await asyncio.wait_for(self._commit_lock.acquire(), timeout)
         except TimeoutError:
@@ -403,15 +409,17 @@ class GroupMembership:
         if self._subs.partitions_auto_assigned and self.generation < 0:
             return
         self._auto_commit_task = asyncio.get_running_loop().create_task(
-            self._auto_commit_once(pending, self._commits), name="aiokafka_lite-auto-commit")
+            self._auto_commit_once(pending, self._commits, self._still_held(pending)),
+            name="aiokafka_lite-auto-commit")
 
-    async def _auto_commit_once(self, offsets: dict[TopicPartition, Any], since: int) -> None:
+    async def _auto_commit_once(self, offsets: dict[TopicPartition, Any], since: int,
+                                still_held: Callable[[], None]) -> None:
         """Commit what the poll that started it had handed out before, in turn with commit(); a partition
-        committed since that poll keeps the newer commit."""
+        committed since that poll keeps the newer commit, and one given up since fails it, as commit()."""
         try:
             async with self._commit_lock:
                 offsets = {tp: om for tp, om in offsets.items() if self._committed_at.get(tp, 0) <= since}
                 if offsets:
-                    await self._commit_now(offsets, self.request_timeout)
+                    await self._commit_now(offsets, self.request_timeout, still_held)
         except Errors.KafkaError as exc:
             log.warning("group %r: auto-commit failed: %s", self.group_id, exc)
