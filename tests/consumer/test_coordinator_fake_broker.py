@@ -172,6 +172,23 @@ class Listener:
         self.calls.append(("assigned", set(assigned)))
 
 
+async def stable_member(fake: FakeBroker, listener: Listener,
+                        **settings: Any) -> tuple[ClassicProtocol, SubscriptionState, KafkaClient]:
+    """A member joined to the fake's group (generation 1, owning t-0) with these settings; the caller
+    closes the client."""
+    cfg = Config(CONSUMER, {"bootstrap_servers": fake.bootstrap, "group_id": "g", "retry_backoff_ms": 10,
+                            "enable_auto_commit": True, **settings})
+    client = KafkaClient(cfg)
+    await client.start()
+    subs = SubscriptionState()
+    subs.subscribe(["t"], listener=listener)
+    coord = classic(client, subs, cfg)
+    await coord.membership_round(time.monotonic() + 10)
+    assert subs.assigned_partitions() == {TP("t", 0)} and coord.state is ClassicState.STABLE
+    assert coord.generation == 1
+    return coord, subs, client
+
+
 async def test_a_cooperative_revoke_whose_commit_finds_the_generation_over_reports_them_lost() -> None:
     """The one commit-then-revoke path: a cooperative rebalance takes t-0 away, the auto-commit before the
     revoke is answered ILLEGAL_GENERATION (the fenced rule), so t-0 is reported lost, not revoked (its
@@ -180,17 +197,9 @@ async def test_a_cooperative_revoke_whose_commit_finds_the_generation_over_repor
     listener = Listener()
     async with FakeBroker(group, versions=VERSIONS) as fake:
         group.port = fake.port
-        cfg = Config(CONSUMER, {"bootstrap_servers": fake.bootstrap, "group_id": "g", "retry_backoff_ms": 10,
-                                "partition_assignment_strategy": "cooperative-sticky",
-                                "enable_auto_commit": True, "request_timeout_ms": 2000})
-        client = KafkaClient(cfg)
-        await client.start()
+        coord, subs, client = await stable_member(fake, listener, request_timeout_ms=2000,
+                                                  partition_assignment_strategy="cooperative-sticky")
         try:
-            subs = SubscriptionState()
-            subs.subscribe(["t"], listener=listener)
-            coord = classic(client, subs, cfg)
-            await coord.membership_round(time.monotonic() + 10)
-            assert subs.assigned_partitions() == {TP("t", 0)} and coord.state is ClassicState.STABLE
             subs.seek(TP("t", 0), 5)
             group.commit_error = Errors.IllegalGenerationError.errno
             listener.calls.clear()
@@ -212,18 +221,11 @@ async def test_an_auto_commit_retrying_across_a_lost_generation_commits_nothing_
     listener = Listener()
     async with FakeBroker(group, versions=VERSIONS) as fake:
         group.port = fake.port
-        cfg = Config(CONSUMER, {"bootstrap_servers": fake.bootstrap, "group_id": "g", "retry_backoff_ms": 10,
-                                "partition_assignment_strategy": "range", "enable_auto_commit": True,
-                                "auto_commit_interval_ms": 1, "request_timeout_ms": 5000})
-        client = KafkaClient(cfg)
-        await client.start()
+        coord, subs, client = await stable_member(fake, listener, request_timeout_ms=5000,
+                                                  partition_assignment_strategy="range",
+                                                  auto_commit_interval_ms=1)
+        membership = coord._m
         try:
-            subs = SubscriptionState()
-            subs.subscribe(["t"], listener=listener)
-            coord = classic(client, subs, cfg)
-            membership = coord._m
-            await coord.membership_round(time.monotonic() + 10)
-            assert subs.assigned_partitions() == {TP("t", 0)} and coord.generation == 1
             subs.seek(TP("t", 0), 5)
             group.commit_error = Errors.CoordinatorLoadInProgressError.errno
             await asyncio.sleep(0.01)  # past auto_commit_interval_ms
