@@ -36,9 +36,9 @@ from ._consumer_args import (
     deserialize,
 )
 from .assignors import make_assignors
-from .coordinator import GroupCoordinator
+from .coordinator import ClassicProtocol
 from .fetcher import Fetcher
-from .group848 import ConsumerGroupCoordinator
+from .group848 import KIP848Protocol
 from .membership import GroupMembership
 from .metrics import ConsumerMetrics, collect
 from .offsets import EARLIEST, LATEST, OffsetAndTimestamp, OffsetLookup
@@ -88,9 +88,11 @@ class Consumer(AsyncClient, Generic[KT, VT]):
         self._coordinator: GroupMembership | None = None
         _check_group_protocol(cfg, settings)
         if cfg.group_id is not None:
-            group_cls = ConsumerGroupCoordinator if cfg.group_protocol == "consumer" else GroupCoordinator
-            self._coordinator = group_cls(self._client, self._subs, cfg, self._assignors, self._metrics,
-                                          self._fetcher.drop_buffered)
+            strategy = KIP848Protocol if cfg.group_protocol == "consumer" else ClassicProtocol
+            client, subs, assignors = self._client, self._subs, self._assignors
+            self._coordinator = GroupMembership(
+                client, subs, cfg, self._metrics, self._fetcher.drop_buffered,
+                lambda membership: strategy(membership, client, subs, cfg, assignors))
         elif cfg.group_instance_id is not None:
             raise Errors.ConfigError("setting 'group_instance_id' needs a 'group_id'")
         self._positions = PositionResolver(self._subs, self._fetcher, self._offsets, self._coordinator,
@@ -150,9 +152,9 @@ class Consumer(AsyncClient, Generic[KT, VT]):
             await cv.refresh_all_topics(self._client, self._timeout, keep_tracking=False)
         except Errors.KafkaError as exc:
             log.warning("initial metadata refresh failed: %s", exc)
-        if isinstance(self._coordinator, ConsumerGroupCoordinator):
+        if self._coordinator is not None and isinstance(self._coordinator.protocol, KIP848Protocol):
             try:
-                await self._coordinator.check_broker(self._timeout)
+                await self._coordinator.protocol.check_broker(self._timeout)
             except Errors.KafkaError:
                 self._closed = True
                 if self._owns_client:

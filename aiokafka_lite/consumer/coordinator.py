@@ -1,8 +1,9 @@
 """The classic group protocol: JoinGroup, SyncGroup, the leader's client-side assignment, LeaveGroup, and
 the metadata watch that makes the leader rebalance when partitions or pattern matches change.
 
-What every group protocol shares (lifecycle, ``poll()``, the membership task, commits, giving partitions
-up) is :class:`.membership.GroupMembership`'s; the coordinator, the heartbeat task and the leave are the
+This is the classic strategy (:class:`ClassicProtocol`) of :class:`.membership.GroupMembership`, which
+holds what every group protocol shares (lifecycle, ``poll()``, the membership task, commits, giving
+partitions up); the coordinator, the heartbeat task and the leave are the
 :class:`.group_session.GroupSession`'s; the classic heartbeat is a strategy (:mod:`.heartbeat`) of the one
 heartbeat driver.
 
@@ -18,7 +19,6 @@ import asyncio
 import enum
 import logging
 import time
-from collections.abc import Callable
 from typing import Any
 
 from .. import errors as Errors
@@ -28,7 +28,6 @@ from ..protocol.messages.heartbeat import HeartbeatRequest
 from ..protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from ..protocol.messages.leave_group import LeaveGroupRequest, MemberIdentity
 from ..protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
-from ..structs import TopicPartition
 from . import cluster_view as cv
 from .assignors import Assignor, RebalanceProtocol, rebalance_protocol
 from .group_protocol import (
@@ -43,7 +42,6 @@ from .heartbeat_driver import HeartbeatDriver
 from .leader_assign import explain_inconsistent, leader_assign
 from .listener import call_listener
 from .membership import GroupMembership
-from .metrics import ConsumerMetrics
 from .subscription import SubscriptionState, SubscriptionType
 
 log = logging.getLogger(__name__)
@@ -77,13 +75,25 @@ class _Rejoin(Exception):
     """Internal: the join/sync round must start over (after adjusting member id or coordinator)."""
 
 
-class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
-    """One consumer's membership in one classic group (the Java ConsumerCoordinator's job)."""
+class ClassicProtocol(Stateful[ClassicState]):
+    """The classic protocol of one consumer's membership (the Java ConsumerCoordinator's join, sync and
+    assignment): a :class:`.membership.GroupProtocol`."""
 
-    def __init__(self, client: cv.ConsumerClient, subscription: SubscriptionState, config: Any,
-                 assignors: list[Assignor],
-                 metrics: ConsumerMetrics, on_revoke: Callable[[set[TopicPartition]], None]) -> None:
-        super().__init__(client, subscription, config, metrics, on_revoke)
+    #: The heartbeat task's name (raise_if_failed names it).
+    _HEARTBEAT_TASK = "aiokafka_lite-heartbeat"
+
+    def __init__(self, membership: GroupMembership, client: cv.ConsumerClient,
+                 subscription: SubscriptionState, config: Any, assignors: list[Assignor]) -> None:
+        self._m = membership
+        self._client = client
+        self._subs = subscription
+        self.session = membership.session
+        self.group_id = membership.group_id
+        self.group_instance_id = membership.group_instance_id
+        self._request_timeout = membership.request_timeout
+        self.member_id = ""
+        self.generation = -1
+        self._leave_task: asyncio.Task[None] | None = None
         self._session_timeout_ms: int = config.session_timeout_ms
         #: The pause before the second JoinGroup of a cooperative rebalance (docs/consumer.md).
         self._retry_backoff = config.retry_backoff_ms / 1000.0
@@ -100,7 +110,7 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
         self._join_started = 0.0
         self._join_delay = 0.0
         self._join_failures = 0  # join rounds in a row that failed (the backoff grows with them)
-        heartbeat = ClassicHeartbeat(self, client, config, metrics)
+        heartbeat = ClassicHeartbeat(self, client, config, self._m.metrics)
         self._driver = HeartbeatDriver(self.session, heartbeat, heartbeat, client, config,
                                        config.heartbeat_interval_ms / 1000.0)
         self._metadata_task: asyncio.Task[None] | None = None
@@ -113,34 +123,45 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
     # -- lifecycle ---------------------------------------------------------------------------------------
     def start(self) -> None:
         loop = asyncio.get_running_loop()
-        self._last_poll = time.monotonic()  # max_poll_interval_ms counts from start() until the first poll
         self.session.start_heartbeat(self._driver.run, self._HEARTBEAT_TASK)
         if self._metadata_task is None:
             self._metadata_task = loop.create_task(self._metadata_loop(), name="aiokafka_lite-group-metadata")
-        self._start_membership()
 
-    async def _end_round(self) -> None:
+    async def before_close(self) -> None:
+        pass
+
+    async def end_round(self) -> None:
         if self._join_task is not None and not self._join_task.done():
             # A broker holds JoinGroup until the rebalance completes, and everything after it on the
             # same connection waits: drop that connection so the commit and LeaveGroup go through.
             await cancel_and_wait(self._join_task, quiet=True)
             self._join_task = None
             self._round_over()
-            if self.coordinator_id is not None:
-                cv.close_connection(self._client, self.coordinator_id, JoinGroupRequest)
+            if self.session.coordinator_id is not None:
+                cv.close_connection(self._client, self.session.coordinator_id, JoinGroupRequest)
 
-    def _protocol_tasks(self) -> tuple[asyncio.Task[Any] | None, ...]:
+    def tasks(self) -> tuple[asyncio.Task[Any] | None, ...]:
         return (self._metadata_task,)
 
-    def _tasks_to_end(self) -> tuple[asyncio.Task[Any] | None, ...]:
-        return self._metadata_task, self._join_task
+    def tasks_to_end(self) -> tuple[asyncio.Task[Any] | None, ...]:
+        return self._metadata_task, self._join_task, self._leave_task
 
-    def _commit_must_wait(self) -> bool:
+    def commit_must_wait(self) -> bool:
         return self._join_task is not None
+
+    def commit_identity(self) -> tuple[int, str]:
+        return self.generation, self.member_id
+
+    # -- what the heartbeat asks of its host (heartbeat.HeartbeatHost) ----------------------------------
+    def poll_overdue(self) -> bool:
+        return self._m.poll_overdue()
+
+    def fail(self, exc: BaseException) -> None:
+        self._m.fail(exc)
 
     def work_due(self) -> bool:
         return self._subs.partitions_auto_assigned and bool(
-            self.rejoin_needed or self._join_task is not None or self._lost or self._subs.needs_rejoin)
+            self.rejoin_needed or self._join_task is not None or self._m.lost or self._subs.needs_rejoin)
 
     def has_assignment(self) -> bool:
         return (self._subs.partitions_auto_assigned and self.state is ClassicState.STABLE
@@ -150,10 +171,10 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
     def leave_in_background(self, reason: str) -> None:
         """unsubscribe(): leave now so the group rebalances; a later subscribe() joins afresh."""
         self.rejoin_needed = True
-        self._lost = set()
+        self._m.lost = set()
         if self._leave_task is None or self._leave_task.done():
             self._leave_task = asyncio.get_running_loop().create_task(
-                self._maybe_leave_group(reason, time.monotonic() + self._request_timeout),
+                self.leave(reason, time.monotonic() + self._request_timeout),
                 name="aiokafka_lite-leave-group")
 
     def request_rejoin(self, reason: str) -> None:
@@ -161,19 +182,19 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
             log.info("group %r: rejoining: %s", self.group_id, reason)
         self.rejoin_needed = True
         self._rejoin_reason = reason
-        self.kick()
+        self._m.kick()
 
     def member_error(self, code: int) -> None:
         """Our generation is over (or our member id unknown): what we owned is lost; rejoin."""
         if code == Errors.FencedInstanceIdError.errno:
-            self.fail(Errors.FencedInstanceIdError(
+            self._m.fail(Errors.FencedInstanceIdError(
                 f"another consumer with group_instance_id {self.group_instance_id!r} joined group "
                 f"{self.group_id!r}"))
         if code == Errors.UnknownMemberIdError.errno:
             self.member_id = ""
         if self.generation >= 0 or code == Errors.UnknownMemberIdError.errno:
             self._end_generation()
-            self._lost |= self._subs.assigned_partitions()
+            self._m.lost |= self._subs.assigned_partitions()
         self.request_rejoin(Errors.for_code(code).message)
 
     def _end_generation(self) -> None:
@@ -198,14 +219,14 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
         if self._subs.needs_rejoin:
             self._subs.needs_rejoin = False
             self.request_rejoin("the subscription changed")
-        if self._lost:
-            await self._lose_partitions()
-        while (self.rejoin_needed or self._join_task is not None) and not self._closing:
+        if self._m.lost:
+            await self._m.lose_partitions()
+        while (self.rejoin_needed or self._join_task is not None) and not self._m.closing:
             if self._join_task is None:
                 if self._leave_task is not None and not self._leave_task.done():
                     await asyncio.wait([self._leave_task])  # an unsubscribe's leave goes before a join
                 await self._prepare_join()
-                if self._closing:
+                if self._m.closing:
                     return
                 self._join_started = time.monotonic()
                 self.rejoin_needed = False
@@ -218,7 +239,7 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
                 if left is not None and left <= 0:
                     return
                 await asyncio.wait([task], timeout=left)
-                if self._closing or not task.done():  # close() took the join over, or the deadline
+                if self._m.closing or not task.done():  # close() took the join over, or the deadline
                     return
             self._join_task = None
             if task.cancelled():
@@ -229,7 +250,7 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
             if exc is not None:
                 self.rejoin_needed = True
                 self._round_over()
-                self.metrics.failed_rebalances += 1
+                self._m.metrics.failed_rebalances += 1
                 if isinstance(exc, _Rejoin):
                     continue
                 raise exc
@@ -248,25 +269,25 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
                 self._empty_revoke_called = True  # once per rebalance, not per JoinGroup retry
                 await call_listener(self._subs.listener, "on_partitions_revoked", set())
             return
-        if not await self._commit_then_revoke(revoked):
+        if not await self._m.commit_then_revoke(revoked):
             # Our generation is over (maybe the commit just found out): the partitions are lost.
-            self._lost |= revoked
-            await self._lose_partitions()
+            self._m.lost |= revoked
+            await self._m.lose_partitions()
 
-    def _still_member(self) -> bool:
+    def still_member(self) -> bool:
         """The membership that owns the partitions being revoked is still current."""
         return self.generation >= 0
 
     async def _install(self, assignment: Assignment) -> None:
-        self._lost = set()  # superseded by the new generation's assignment
+        self._m.lost = set()  # superseded by the new generation's assignment
         self._join_failures = 0
         new = set(assignment.partitions)
         if self._subs.subscription_type is SubscriptionType.AUTO_TOPICS:
             new = {tp for tp in new if tp.topic in self._subs.subscription}
         owned = self._subs.assigned_partitions()
-        self.metrics.rebalances += 1
-        self.metrics.last_rebalance = time.monotonic()
-        self.metrics.rebalance_latency.record(time.monotonic() - self._join_started)
+        self._m.metrics.rebalances += 1
+        self._m.metrics.last_rebalance = time.monotonic()
+        self._m.metrics.rebalance_latency.record(time.monotonic() - self._join_started)
         for a in self.assignors:
             if a.name == self.protocol_name:
                 a.on_assignment(assignment, self.generation)
@@ -275,9 +296,9 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
         log.info("group %r generation %s: assigned %s", self.group_id, self.generation, sorted(new))
         if revoked:
             # Cooperative: give up what moved, then rejoin so its new owner gets it (KIP-429).
-            if not await self._commit_then_revoke(revoked):
-                self._lost |= revoked
-                await self._lose_partitions()
+            if not await self._m.commit_then_revoke(revoked):
+                self._m.lost |= revoked
+                await self._m.lose_partitions()
             self.request_rejoin("partitions were revoked (cooperative rebalance)")
             self._join_delay = self._retry_backoff
         self._subs.add_assigned(added)
@@ -294,22 +315,22 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
         owned = sorted(self._subs.assigned_partitions()) if self.protocol is RebalanceProtocol.COOPERATIVE \
             else []
         return encode_subscription(Subscription(topics, assignor.subscription_user_data(topics), owned,
-                                                self.generation, self._client_rack))
+                                                self.generation, self._m.client_rack))
 
     async def _join_and_sync(self) -> Assignment:
         """One JoinGroup + SyncGroup round; raises _Rejoin when it must start over."""
         if self._join_delay:
             delay, self._join_delay = self._join_delay, 0.0
             await asyncio.sleep(delay)
-        deadline = time.monotonic() + self._rebalance_timeout_ms / 1000.0 + self._request_timeout
+        deadline = time.monotonic() + self._m.rebalance_timeout_ms / 1000.0 + self._request_timeout
         try:
-            node = await self.ensure_coordinator(time.monotonic() + self._request_timeout)
+            node = await self.session.ensure_coordinator(time.monotonic() + self._request_timeout)
         except Errors.KafkaError as exc:
             await self._transport_error(exc)  # a broker down is retried; only the unexpected is raised
             raise _Rejoin() from exc
         req = JoinGroupRequest(
             group_id=self.group_id, session_timeout_ms=self._session_timeout_ms,
-            rebalance_timeout_ms=self._rebalance_timeout_ms, member_id=self.member_id,
+            rebalance_timeout_ms=self._m.rebalance_timeout_ms, member_id=self.member_id,
             group_instance_id=self.group_instance_id, protocol_type=PROTOCOL_TYPE,
             protocols=[JoinGroupRequestProtocol(name=a.name, metadata=self._own_subscription(a))
                        for a in self.assignors],
@@ -320,7 +341,7 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
                 raise Errors.UnsupportedVersionError(
                     f"group_instance_id needs JoinGroup v5+; the coordinator offers v{version}")
             resp = await cv.send(self._client, node, req, version,
-                                 timeout_ms=self._rebalance_timeout_ms + self._request_timeout * 1000)
+                                 timeout_ms=self._m.rebalance_timeout_ms + self._request_timeout * 1000)
         except Errors.KafkaError as exc:
             await self._transport_error(exc)
             raise _Rejoin() from exc
@@ -346,10 +367,10 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
             assignments=[SyncGroupRequestAssignment(member_id=m, assignment=a)
                          for m, a in assignments.items()])
         try:
-            node = await self.ensure_coordinator(deadline)
+            node = await self.session.ensure_coordinator(deadline)
             version = await cv.api_version(self._client, node, SyncGroupRequest)
             sresp = await cv.send(self._client, node, sync, version,
-                                  timeout_ms=self._rebalance_timeout_ms + self._request_timeout * 1000)
+                                  timeout_ms=self._m.rebalance_timeout_ms + self._request_timeout * 1000)
         except Errors.KafkaError as exc:
             await self._transport_error(exc)
             raise _Rejoin() from exc
@@ -367,7 +388,7 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
 
     async def _transport_error(self, exc: Errors.KafkaError) -> None:
         if exc.retriable or isinstance(exc, Errors.KafkaConnectionError):
-            self.coordinator_dead(exc)
+            self.session.coordinator_dead(exc)
             await self._back_off()
             return
         raise exc
@@ -392,7 +413,7 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
             self.generation = -1
             raise _Rejoin()
         if Errors.coordinator_moved(code):
-            self.coordinator_dead(exc)
+            self.session.coordinator_dead(exc)
             await self._back_off()
             raise _Rejoin()
         if code in (Errors.CoordinatorLoadInProgressError.errno, Errors.RebalanceInProgressError.errno):
@@ -400,7 +421,8 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
             raise _Rejoin()
         if code == Errors.InconsistentGroupProtocolError.errno:
             raise Errors.InconsistentGroupProtocolError(await explain_inconsistent(
-                self._client, lambda: self.ensure_coordinator(time.monotonic() + self._request_timeout),
+                self._client,
+                lambda: self.session.ensure_coordinator(time.monotonic() + self._request_timeout),
                 self.group_id, [a.name for a in self.assignors], what, self._request_timeout))
         if code == Errors.FencedInstanceIdError.errno or code in _FATAL_JOIN_ERRORS:
             raise exc
@@ -408,7 +430,7 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
 
     # -- background: heartbeats and metadata checks -----------------------------------------------------
     def _heartbeat_due(self) -> bool:
-        return (self.generation >= 0 and self.member_id != "" and not self._closed
+        return (self.generation >= 0 and self.member_id != "" and not self.session.closed
                 and (self._join_task is None or self._join_task.done()))
 
     def heartbeat_request(self) -> HeartbeatRequest | None:
@@ -418,16 +440,15 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
                                 member_id=self.member_id, group_instance_id=self.group_instance_id)
 
     async def leave_after_poll_timeout(self) -> None:
-        self._warn_poll_overdue()
-        await self._maybe_leave_group("consumer poll timeout has expired",
-                                      time.monotonic() + self._request_timeout)
+        self._m.warn_poll_overdue()
+        await self.leave("consumer poll timeout has expired", time.monotonic() + self._request_timeout)
         self._end_generation()
         if self.group_instance_id is None:
             self.member_id = ""
-        self._lost |= self._subs.assigned_partitions()
+        self._m.lost |= self._subs.assigned_partitions()
         self.request_rejoin("poll timeout expired")
 
-    async def _maybe_leave_group(self, reason: str, deadline: float) -> None:
+    async def leave(self, reason: str, deadline: float) -> None:
         # Static members keep their id across restarts; leaving would trigger the rebalance they avoid.
         if self.group_instance_id is not None or not self.member_id:
             return
@@ -459,7 +480,7 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
     async def _metadata_loop(self) -> None:
         """Every metadata_max_age_ms: new topics for a pattern, new partitions for the leader's topics."""
         try:
-            while not self._closed:
+            while not self.session.closed:
                 await asyncio.sleep(self._metadata_max_age)
                 if not self._subs.partitions_auto_assigned or self.generation < 0:
                     continue
@@ -483,5 +504,5 @@ class GroupCoordinator(GroupMembership, Stateful[ClassicState]):
             raise
         except BaseException as exc:
             log.exception("group %r: metadata task failed", self.group_id)
-            self.fail(exc)
+            self._m.fail(exc)
             raise

@@ -1,15 +1,15 @@
 """The consumer group protocol of KIP-848 (``group_protocol="consumer"``): the driver around
 :class:`~.member848.ConsumerGroupMember`.
 
-It shares the membership plumbing with the classic protocol (:class:`.membership.GroupMembership`: commits,
-the rebalance listener's calls, auto-commit, close; the :class:`.group_session.GroupSession`: the
-coordinator, the heartbeat task, the leave) and does what differs itself: no JoinGroup/SyncGroup and no
-client-side assignor; one heartbeat task sends ConsumerGroupHeartbeat at the interval the coordinator asks
-for (at once when joining or reporting a change) and hands the answers to the state machine. What changes
-ownership runs in the membership task, as in the classic protocol (and as the Java 4 consumer's background
-thread reconciles): partitions the coordinator took away are committed (with auto-commit) and revoked
-before they are reported given up, then new ones are added; the listener sees only those changes (KIP-848
-moves partitions incrementally, never all at once).
+It is the KIP-848 strategy (:class:`KIP848Protocol`) of :class:`.membership.GroupMembership`, which holds
+the plumbing every protocol shares (commits, the rebalance listener's calls, auto-commit, close; its
+:class:`.group_session.GroupSession`: the coordinator, the heartbeat task, the leave), and does what differs
+itself: no JoinGroup/SyncGroup and no client-side assignor; one heartbeat task sends ConsumerGroupHeartbeat
+at the interval the coordinator asks for (at once when joining or reporting a change) and hands the answers
+to the state machine. What changes ownership runs in the membership task, as in the classic protocol (and as
+the Java 4 consumer's background thread reconciles): partitions the coordinator took away are committed
+(with auto-commit) and revoked before they are reported given up, then new ones are added; the listener sees
+only those changes (KIP-848 moves partitions incrementally, never all at once).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 from .. import errors as Errors
@@ -31,7 +30,6 @@ from .heartbeat_driver import HeartbeatDriver, heartbeat_version
 from .listener import call_listener
 from .member848 import ConsumerGroupMember, MemberState
 from .membership import GroupMembership
-from .metrics import ConsumerMetrics
 from .subscription import SubscriptionState, SubscriptionType
 
 log = logging.getLogger(__name__)
@@ -43,34 +41,42 @@ _DEFAULT_INTERVAL = 5.0
 CLASSIC_ONLY_SETTINGS = ("partition_assignment_strategy", "session_timeout_ms", "heartbeat_interval_ms")
 
 
-class ConsumerGroupCoordinator(GroupMembership):
-    """Membership in a KIP-848 group: heartbeats, incremental reconciliation, epochs on commits."""
+class KIP848Protocol:
+    """The KIP-848 protocol of one consumer's membership (a :class:`.membership.GroupProtocol`): heartbeats,
+    incremental reconciliation, epochs on commits."""
 
-    def __init__(self, client: cv.ConsumerClient, subscription: SubscriptionState, config: Any,
-                 assignors: list[Assignor],
-                 metrics: ConsumerMetrics, on_revoke: Callable[[set[TopicPartition]], None]) -> None:
-        super().__init__(client, subscription, config, metrics, on_revoke)  # the coordinator assigns
+    #: The heartbeat task's name (raise_if_failed names it).
+    _HEARTBEAT_TASK = "aiokafka_lite-group-heartbeat"
+
+    def __init__(self, membership: GroupMembership, client: cv.ConsumerClient,
+                 subscription: SubscriptionState, config: Any, assignors: list[Assignor]) -> None:
+        # ``assignors`` are the classic protocol's: in KIP-848 the coordinator assigns.
+        self._m = membership
+        self._client = client
+        self._subs = subscription
+        self.session = membership.session
+        self.group_id = membership.group_id
         self.member = ConsumerGroupMember(
-            self.group_id, instance_id=config.group_instance_id, rack_id=self._client_rack,
-            rebalance_timeout_ms=self._rebalance_timeout_ms, server_assignor=config.group_remote_assignor)
+            self.group_id, instance_id=config.group_instance_id, rack_id=membership.client_rack,
+            rebalance_timeout_ms=membership.rebalance_timeout_ms,
+            server_assignor=config.group_remote_assignor)
         self.member_id = self.member.member_id
+        #: The member epoch while it has one (the commit plumbing's generation). -1: none.
+        self.generation = -1
+        self._leave_task: asyncio.Task[None] | None = None
         self._driver = HeartbeatDriver(self.session, self, self.member, client, config, _DEFAULT_INTERVAL)
         #: No heartbeat before this, urgent or not: a member fenced again and again (librdkafka's mock
         #: answers a second live static member so) must not rejoin in a tight loop.
         self._not_before = 0.0
 
-    _HEARTBEAT_TASK = "aiokafka_lite-group-heartbeat"
-
     # -- lifecycle ---------------------------------------------------------------------------------------
     def start(self) -> None:
-        self._last_poll = time.monotonic()  # max_poll_interval_ms counts from start() until the first poll
         self.session.start_heartbeat(self._driver.run, self._HEARTBEAT_TASK)
-        self._start_membership()
 
     async def check_broker(self, timeout: float) -> None:
         """At start(): a coordinator without ConsumerGroupHeartbeat fails now, not at the first poll()."""
         try:
-            node = await self.ensure_coordinator(time.monotonic() + timeout)
+            node = await self.session.ensure_coordinator(time.monotonic() + timeout)
         except Errors.KafkaError as exc:
             if not exc.retriable:
                 raise
@@ -79,29 +85,38 @@ class ConsumerGroupCoordinator(GroupMembership):
             return
         await self.heartbeat_version(node)
 
-    async def close(self, commit: bool, timeout: float) -> None:
+    async def before_close(self) -> None:
         await self.session.stop_heartbeat()  # nothing may heartbeat after the leave heartbeat
-        await super().close(commit, timeout)
+
+    async def end_round(self) -> None:
+        pass
+
+    def tasks(self) -> tuple[asyncio.Task[Any] | None, ...]:
+        return ()
+
+    def tasks_to_end(self) -> tuple[asyncio.Task[Any] | None, ...]:
+        return (self._leave_task,)
+
+    def commit_must_wait(self) -> bool:
+        return False
 
     # -- what commits, the consumer and the listener plumbing ask ---------------------------------------
     def commit_identity(self) -> tuple[int, str]:
-        if self._subs.partitions_auto_assigned:
-            return self.member.epoch, self.member.member_id
-        return -1, ""
+        return self.member.epoch, self.member.member_id
 
     def member_error(self, code: int) -> None:
         """A commit found the member unknown or fenced: its partitions are lost; rejoin at epoch 0."""
         if verdict(code) is Outcome.LOST:
             self.member.fence()
             self._sync_generation()
-        self.kick()
+        self._m.kick()
 
     def request_rejoin(self, reason: str) -> None:
         self._driver.wake()
-        self.kick()
+        self._m.kick()
 
     def work_due(self) -> bool:
-        return bool(self._lost or self._subs.needs_rejoin
+        return bool(self._m.lost or self._subs.needs_rejoin
                     or self.member.state in (MemberState.RECONCILING, MemberState.FENCED))
 
     def has_assignment(self) -> bool:
@@ -116,16 +131,16 @@ class ConsumerGroupCoordinator(GroupMembership):
             self._subs.needs_rejoin = False
             self._subscribe_member()
         if self.member.state is MemberState.FENCED:
-            self._lost |= self._subs.assigned_partitions()
-            await self._lose_partitions()
+            self._m.lost |= self._subs.assigned_partitions()
+            await self._m.lose_partitions()
             if self.member.state is MemberState.FENCED:
                 self.member.rejoin()
                 self._sync_generation()
                 self._driver.wake()
-        elif self._lost:
-            await self._lose_partitions()
+        elif self._m.lost:
+            await self._m.lose_partitions()
         for _ in range(3):  # a target that arrived while the listener ran is applied right after
-            if self.member.state is not MemberState.RECONCILING or self._closing:
+            if self.member.state is not MemberState.RECONCILING or self._m.closing:
                 break
             await self._reconcile()
 
@@ -156,14 +171,14 @@ class ConsumerGroupCoordinator(GroupMembership):
             # with the subscribed names (a regex subscription has every topic tracked already).
             try:
                 await cv.refresh_metadata(self._client, set(self._subs.subscription) or None,
-                                          self._request_timeout)
+                                          self._m.request_timeout)
             except Errors.KafkaError as exc:
                 log.debug("group %r: metadata for the assigned topics failed: %s", self.group_id, exc)
             names = self._resolve(target)
         new = {TopicPartition(names[tid], p) for tid, ps in target.items() if tid in names for p in ps}
         owned = self._subs.assigned_partitions()
         revoked, added = owned - new, new - owned
-        if revoked and not await self._commit_then_revoke(revoked):
+        if revoked and not await self._m.commit_then_revoke(revoked):
             return  # fenced while committing: the next round hands everything over as lost instead
         if added:
             self._subs.add_assigned(added)
@@ -173,13 +188,13 @@ class ConsumerGroupCoordinator(GroupMembership):
         self._sync_generation()
         self._driver.wake()
         if revoked or added:
-            self.metrics.rebalances += 1
-            self.metrics.last_rebalance = time.monotonic()
-            self.metrics.rebalance_latency.record(time.monotonic() - started)
+            self._m.metrics.rebalances += 1
+            self._m.metrics.last_rebalance = time.monotonic()
+            self._m.metrics.rebalance_latency.record(time.monotonic() - started)
         log.info("group %r epoch %s: owns %s (revoked %d, added %d)", self.group_id, self.member.epoch,
                  sorted(new), len(revoked), len(added))
 
-    def _still_member(self) -> bool:
+    def still_member(self) -> bool:
         return self.member.state is MemberState.RECONCILING  # not fenced, failed or left meanwhile
 
     def _resolve(self, target: dict[uuid.UUID, frozenset[int]]) -> dict[uuid.UUID, str]:
@@ -198,7 +213,7 @@ class ConsumerGroupCoordinator(GroupMembership):
             "; use group_protocol='classic' with this broker")
 
     def send_timeout(self, interval: float) -> float:
-        return max(interval, self._request_timeout)
+        return max(interval, self._m.request_timeout)
 
     def before_turn(self) -> None:
         pass
@@ -210,7 +225,7 @@ class ConsumerGroupCoordinator(GroupMembership):
         if now < self._not_before:
             await asyncio.sleep(self._not_before - now)
             return True
-        if self.member.state is not MemberState.JOINING and self.poll_overdue():
+        if self.member.state is not MemberState.JOINING and self._m.poll_overdue():
             await self._poll_timeout()
             return True
         if self._leave_task is not None and not self._leave_task.done():
@@ -221,36 +236,36 @@ class ConsumerGroupCoordinator(GroupMembership):
     async def answered(self, outcome: Outcome, resp: Any) -> None:
         m = self.member
         self._sync_generation()
-        self.metrics.heartbeats += 1
-        self.metrics.last_heartbeat = time.monotonic()
+        self._m.metrics.heartbeats += 1
+        self._m.metrics.last_heartbeat = time.monotonic()
         if resp.error_code:
             log.info("group %r: heartbeat of member %s answered %s", self.group_id, m.member_id,
                      Errors.for_code(resp.error_code).message)
         if outcome is Outcome.LOST:
             self._not_before = time.monotonic() + self.session.backoff.delay(1)
-            self.kick()
+            self._m.kick()
         elif outcome is Outcome.RECONCILE:
-            self.kick()
+            self._m.kick()
         elif outcome is Outcome.FATAL and m.fatal_error is not None:
-            self.fail(m.fatal_error)
+            self._m.fail(m.fatal_error)
 
     def failed(self, exc: BaseException) -> bool:
-        self.fail(exc)
+        self._m.fail(exc)
         return True
 
     async def _poll_timeout(self) -> None:
         """poll() overdue by max_poll_interval_ms: leave so a live member gets the partitions (as Java)."""
-        self._warn_poll_overdue()
+        self._m.warn_poll_overdue()
         req = self.member.poll_timeout()
         self._sync_generation()
         if req is not None:
-            await self._send_leave(req, time.monotonic() + self._request_timeout)
-        self.kick()
+            await self._send_leave(req, time.monotonic() + self._m.request_timeout)
+        self._m.kick()
 
     def leave_in_background(self, reason: str) -> None:
         """unsubscribe(): the member is out at once (a subscribe() right after joins afresh); the leave
         heartbeat goes out before any join (the heartbeat task waits for it)."""
-        self._lost = set()
+        self._m.lost = set()
         req = self.member.leave()
         self._sync_generation()
         if req is not None:
@@ -258,12 +273,12 @@ class ConsumerGroupCoordinator(GroupMembership):
                 self._leave_then_forget(req, reason), name="aiokafka_lite-leave-group")
 
     async def _leave_then_forget(self, req: ConsumerGroupHeartbeatRequest, reason: str) -> None:
-        await self._send_leave(req, time.monotonic() + self._request_timeout)
+        await self._send_leave(req, time.monotonic() + self._m.request_timeout)
         log.info("group %r: member %s left (%s)", self.group_id, self.member.member_id, reason)
         self.member.left()
         self._sync_generation()
 
-    async def _maybe_leave_group(self, reason: str, deadline: float) -> None:
+    async def leave(self, reason: str, deadline: float) -> None:
         """Leave with epoch -1 (a static member: -2, so the coordinator keeps its partitions for it)."""
         req = self.member.leave()
         try:

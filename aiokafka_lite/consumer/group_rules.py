@@ -4,7 +4,7 @@ The fenced rule: an answer saying the coordinator no longer knows this member at
 ends the membership. What the member owned is *lost*, not revoked (another member may own it already, so
 nothing is committed for it), and the member rejoins; for a static member replaced by another with its
 group_instance_id the classic coordinator then fails the consumer
-(:meth:`.coordinator.GroupCoordinator.member_error`). Which codes say so depends on the protocol:
+(:meth:`.coordinator.ClassicProtocol.member_error`). Which codes say so depends on the protocol:
 
 * classic (Heartbeat, and OffsetCommit in classic and KIP-848 groups): UNKNOWN_MEMBER_ID,
   ILLEGAL_GENERATION, FENCED_MEMBER_EPOCH, FENCED_INSTANCE_ID (:func:`membership_over`);

@@ -14,9 +14,11 @@ listener's callbacks. So a consumer that is started but not polling still gets i
 Java's. ``poll()`` (:meth:`GroupMembership.poll`) only raises what the membership task ran into, wakes
 it, and auto-commits the positions of records handed out before (at-least-once).
 
-What each protocol does differently is its subclass's: :class:`.coordinator.GroupCoordinator` (classic:
-JoinGroup/SyncGroup, client-side assignors) and :class:`.group848.ConsumerGroupCoordinator` (KIP-848:
-targets from the coordinator's heartbeat answers).
+What each protocol does differently is a small strategy the membership holds, behind the narrow
+:class:`GroupProtocol`: :class:`.coordinator.ClassicProtocol` (JoinGroup/SyncGroup, client-side assignors)
+or :class:`.group848.KIP848Protocol` (targets from the coordinator's heartbeat answers). A strategy owns its
+member's identity (generation or epoch, member id), its rounds and its leave; it gives partitions up only
+through :meth:`GroupMembership.commit_then_revoke` and :meth:`GroupMembership.lose_partitions`.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from .. import errors as Errors
 from .._tasks import cancel_and_wait
@@ -33,54 +35,99 @@ from ..structs import TopicPartition
 from . import cluster_view as cv
 from .committer import Committer
 from .group_session import GroupSession
-from .heartbeat_driver import HeartbeatDriver
 from .listener import call_listener
 from .metrics import ConsumerMetrics
 from .subscription import SubscriptionState
 
 log = logging.getLogger("aiokafka_lite.consumer.coordinator")
 
-__all__ = ["GroupMembership"]
+__all__ = ["GroupMembership", "GroupProtocol"]
+
+
+class GroupProtocol(Protocol):
+    """What the membership asks of its group protocol (classic, KIP-848): the member's identity, the
+    rounds that change what it owns, and its leave. Everything else is the membership's, written once."""
+
+    #: The classic generation; in KIP-848 the member epoch while it has one. -1: none.
+    generation: int
+    member_id: str
+
+    def start(self) -> None:
+        """Start the protocol's background tasks (the heartbeat task first)."""
+
+    def work_due(self) -> bool:
+        """Does the membership task have something to do (poll()'s fast path is closed meanwhile)?"""
+
+    def has_assignment(self) -> bool:
+        """The group's assignment for the current subscription is installed (listener called) and no
+        rebalance is pending: what ``Consumer.wait_for_assignment`` waits for."""
+
+    async def membership_round(self, deadline: float | None = None) -> None:
+        """Group work due now (the membership task's round)."""
+
+    def still_member(self) -> bool:
+        """The membership that owns the partitions being revoked is still current."""
+
+    def commit_identity(self) -> tuple[int, str]:
+        """(generation or member epoch, member id) a commit carries."""
+
+    def request_rejoin(self, reason: str) -> None: ...
+
+    def member_error(self, code: int) -> None:
+        """A commit found the membership over (group_rules): what was owned is lost; rejoin."""
+
+    def leave_in_background(self, reason: str) -> None:
+        """unsubscribe(): leave now so the group rebalances; a later subscribe() joins afresh."""
+
+    async def leave(self, reason: str, deadline: float) -> None:
+        """close(): leave the group, if this member leaves at all (a static classic member does not)."""
+
+    async def before_close(self) -> None:
+        """The first step of close() (KIP-848: no heartbeat may go out after the leave heartbeat)."""
+
+    async def end_round(self) -> None:
+        """close(): end a rebalance round under way before committing and leaving."""
+
+    def tasks(self) -> tuple[asyncio.Task[Any] | None, ...]:
+        """The protocol's long-running tasks, which raise_if_failed() watches."""
+
+    def tasks_to_end(self) -> tuple[asyncio.Task[Any] | None, ...]:
+        """The tasks close() ends (the long-running ones, a round and a leave under way)."""
+
+    def commit_must_wait(self) -> bool:
+        """An auto-commit now would queue behind a request the coordinator holds (classic JoinGroup)."""
 
 
 class GroupMembership:
-    """One consumer's membership in one group: what the classic and KIP-848 protocols share."""
-
-    #: The heartbeat task's name (raise_if_failed names it).
-    _HEARTBEAT_TASK = "aiokafka_lite-heartbeat"
-    #: Set by the protocol's ``__init__``: the one heartbeat loop, with the protocol's strategy.
-    _driver: HeartbeatDriver
+    """One consumer's membership in one group, whatever its protocol (``self.protocol``)."""
 
     def __init__(self, client: cv.ConsumerClient, subscription: SubscriptionState, config: Any,
-                 metrics: ConsumerMetrics, on_revoke: Callable[[set[TopicPartition]], None]) -> None:
+                 metrics: ConsumerMetrics, on_revoke: Callable[[set[TopicPartition]], None],
+                 protocol: Callable[[GroupMembership], GroupProtocol]) -> None:
         self._client = client
         self._subs = subscription
         self.metrics = metrics
         self._on_revoke = on_revoke
         self.group_id: str = config.group_id
         self.group_instance_id: str | None = config.group_instance_id
-        self._client_rack: str | None = getattr(config, "client_rack", None)
+        self.client_rack: str | None = getattr(config, "client_rack", None)
         self._max_poll_interval = config.max_poll_interval_ms / 1000.0
-        self._rebalance_timeout_ms: int = config.rebalance_timeout_ms or config.max_poll_interval_ms
-        self._request_timeout = config.request_timeout_ms / 1000.0
+        self.rebalance_timeout_ms: int = config.rebalance_timeout_ms or config.max_poll_interval_ms
+        self.request_timeout = config.request_timeout_ms / 1000.0
         self._auto_commit: bool = config.enable_auto_commit
         self._auto_commit_interval = config.auto_commit_interval_ms / 1000.0
         self.committer = Committer(client, self, self.group_id, config.isolation_level == "read_committed",
                                    config.retry_backoff_ms, config.retry_backoff_max_ms)
         #: The coordinator, the heartbeat task and the leave: what every group protocol shares.
         self.session = GroupSession(client, self.group_id, f"group {self.group_id!r}", config)
-        self.member_id = ""
-        #: The classic generation; in KIP-848 the member epoch while it has one. -1: none.
-        self.generation = -1
         #: Partitions owned in a generation that ended behind our back (lost, not revoked).
-        self._lost: set[TopicPartition] = set()
+        self.lost: set[TopicPartition] = set()
         self._auto_commit_task: asyncio.Task[None] | None = None
         #: One commit at a time, in the order asked (aiokafka's commit lock): an auto-commit started by a
         #: poll never lands after, and overwrites, a commit() the application made after that poll.
         self._commit_lock = asyncio.Lock()
         self._commits = 0  # commits made; _committed_at: the partition's last one
         self._committed_at: dict[TopicPartition, int] = {}
-        self._leave_task: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
         self._last_poll = time.monotonic()
         self._next_auto_commit = time.monotonic() + self._auto_commit_interval
@@ -92,67 +139,49 @@ class GroupMembership:
         #: Set when the membership task has work (rejoin, lost partitions, a new subscription).
         self._work = asyncio.Event()
         self._membership_task: asyncio.Task[None] | None = None
+        #: The protocol's strategy, made last: it may read everything above.
+        self.protocol = protocol(self)
 
-    # -- what each protocol defines ----------------------------------------------------------------------
-    def start(self) -> None:
-        raise NotImplementedError
+    # -- what the protocol owns ------------------------------------------------------------------------
+    @property
+    def generation(self) -> int:
+        return self.protocol.generation
+
+    @property
+    def member_id(self) -> str:
+        return self.protocol.member_id
 
     def work_due(self) -> bool:
-        """Does the membership task have something to do (poll()'s fast path is closed meanwhile)?"""
-        raise NotImplementedError
+        return self.protocol.work_due()
 
     def has_assignment(self) -> bool:
-        """The group's assignment for the current subscription is installed (listener called) and no
-        rebalance is pending: what ``Consumer.wait_for_assignment`` waits for."""
-        raise NotImplementedError
+        return self.protocol.has_assignment()
 
     async def membership_round(self, deadline: float | None = None) -> None:
-        """Group work due now (the membership task's round)."""
-        raise NotImplementedError
-
-    def _still_member(self) -> bool:
-        """The membership that owns the partitions being revoked is still current."""
-        raise NotImplementedError
-
-    def leave_in_background(self, reason: str) -> None:
-        """unsubscribe(): leave now so the group rebalances; a later subscribe() joins afresh."""
-        raise NotImplementedError
+        await self.protocol.membership_round(deadline)
 
     def request_rejoin(self, reason: str) -> None:
-        raise NotImplementedError
+        self.protocol.request_rejoin(reason)
 
     def member_error(self, code: int) -> None:
-        """A commit or heartbeat found the membership over (group_rules): what was owned is lost; rejoin."""
-        raise NotImplementedError
+        self.protocol.member_error(code)
 
-    async def _maybe_leave_group(self, reason: str, deadline: float) -> None:
-        raise NotImplementedError
-
-    async def _end_round(self) -> None:
-        """close(): end a rebalance round under way before committing and leaving."""
-
-    def _protocol_tasks(self) -> tuple[asyncio.Task[Any] | None, ...]:
-        """The protocol's own long-running tasks, which raise_if_failed() watches."""
-        return ()
-
-    def _tasks_to_end(self) -> tuple[asyncio.Task[Any] | None, ...]:
-        """The protocol's tasks close() ends (its long-running ones, and any round under way)."""
-        return self._protocol_tasks()
-
-    def _commit_must_wait(self) -> bool:
-        """An auto-commit now would queue behind a request the coordinator holds (classic JoinGroup)."""
-        return False
+    def leave_in_background(self, reason: str) -> None:
+        self.protocol.leave_in_background(reason)
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     @property
-    def _closed(self) -> bool:
-        return self.session.closed
+    def closing(self) -> bool:
+        """close() has begun: a round resuming after an await must not touch the join state."""
+        return self._closing
 
     @property
     def coordinator_id(self) -> int | None:
         return self.session.coordinator_id
 
-    def _start_membership(self) -> None:
+    def start(self) -> None:
+        self._last_poll = time.monotonic()  # max_poll_interval_ms counts from start() until the first poll
+        self.protocol.start()
         if self._membership_task is None:
             self._membership_task = asyncio.get_running_loop().create_task(
                 self._membership_loop(), name="aiokafka_lite-group-membership")
@@ -160,6 +189,7 @@ class GroupMembership:
 
     async def close(self, commit: bool, timeout: float) -> None:
         """Auto-commit (if on), give partitions back through the listener, leave the group, stop tasks."""
+        await self.protocol.before_close()
         self._closing = True
         self.wakeup.set()
         self._work.set()
@@ -168,7 +198,7 @@ class GroupMembership:
         if membership is not None and not membership.done() and membership is not asyncio.current_task():
             # A rebalance in progress (maybe inside the listener) ends here; close() hands back what is owned.
             await cancel_and_wait(membership, quiet=True)
-        await self._end_round()
+        await self.protocol.end_round()
         try:
             if commit and self._auto_commit and self._subs.assigned_partitions():
                 await self._commit_consumed(None, max(0.1, deadline - time.monotonic()), "on close")
@@ -176,10 +206,10 @@ class GroupMembership:
                 assigned = self._subs.assigned_partitions()
                 if assigned:
                     await call_listener(self._subs.listener, "on_partitions_revoked", assigned)
-            await self._maybe_leave_group("the consumer is closing", deadline)
+            await self.protocol.leave("the consumer is closing", deadline)
         finally:
             await self.session.close()
-            await cancel_and_wait(*self._tasks_to_end(), self._auto_commit_task, self._leave_task,
+            await cancel_and_wait(*self.protocol.tasks_to_end(), self._auto_commit_task,
                                   self._membership_task, quiet=True)
 
     def raise_if_failed(self) -> None:
@@ -187,8 +217,8 @@ class GroupMembership:
             exc, self._failure = self._failure, None
             self._work.set()  # the membership task waited for the application to learn it; go on
             raise exc
-        for task in (self.session.heartbeat_task, *self._protocol_tasks(), self._membership_task):
-            if task is not None and task.done() and not self._closed:
+        for task in (self.session.heartbeat_task, *self.protocol.tasks(), self._membership_task):
+            if task is not None and task.done() and not self.session.closed:
                 exc2 = task.exception() if not task.cancelled() else None
                 raise Errors.KafkaError(f"the group task {task.get_name()} ended unexpectedly: {exc2!r}") \
                     from exc2
@@ -214,7 +244,7 @@ class GroupMembership:
     # -- what commits ask ---------------------------------------------------------------------------------
     def commit_identity(self) -> tuple[int, str]:
         if self._subs.partitions_auto_assigned:
-            return self.generation, self.member_id
+            return self.protocol.commit_identity()
         return -1, ""  # a "simple" consumer group: assign() plus commits
 
     # -- what poll() does, and the membership task -------------------------------------------------------
@@ -244,7 +274,7 @@ class GroupMembership:
         """poll() was not called for max_poll_interval_ms (counted from start() before the first poll)."""
         return time.monotonic() - self._last_poll > self._max_poll_interval
 
-    def _warn_poll_overdue(self) -> None:
+    def warn_poll_overdue(self) -> None:
         log.warning("group %r: poll() was not called for over %.0f s (max_poll_interval_ms); leaving the "
                     "group so its partitions go to a live member", self.group_id, self._max_poll_interval)
 
@@ -276,14 +306,14 @@ class GroupMembership:
                     self._work.set()
 
     # -- giving partitions up: commit, then revoke; or lose them ---------------------------------------
-    async def _commit_then_revoke(self, revoked: set[TopicPartition]) -> bool:
+    async def commit_then_revoke(self, revoked: set[TopicPartition]) -> bool:
         """The one path that gives partitions up on a rebalance (classic eager or cooperative, KIP-848):
         with auto-commit, commit what was consumed from them first (the next owner starts there); then
         revoke them and call the listener. False, with nothing revoked, when the membership is over (maybe
         the commit just found out): the caller hands them over as lost instead (group_rules)."""
-        if self._auto_commit and self.generation >= 0 and self._still_member():
-            await self._commit_consumed(revoked, self._request_timeout, "before revoking")
-        if not self._still_member():
+        if self._auto_commit and self.generation >= 0 and self.protocol.still_member():
+            await self._commit_consumed(revoked, self.request_timeout, "before revoking")
+        if not self.protocol.still_member():
             return False
         await self._revoke(revoked)
         return True
@@ -302,12 +332,14 @@ class GroupMembership:
             log.warning("group %r: auto-commit %s failed: %s", self.group_id, when, exc)
 
     async def _revoke(self, revoked: set[TopicPartition]) -> None:
-        self._lost -= revoked
+        self.lost -= revoked
         await self._give_up(revoked, "on_partitions_revoked")
 
-    async def _lose_partitions(self) -> None:
-        lost = self._lost & self._subs.assigned_partitions()
-        self._lost = set()
+    async def lose_partitions(self) -> None:
+        """Hand what ``lost`` holds (and is still assigned) over as lost: no commit, the listener's
+        on_partitions_lost."""
+        lost = self.lost & self._subs.assigned_partitions()
+        self.lost = set()
         if not lost:
             return
         log.info("group %r: partitions lost: %s", self.group_id, sorted(lost))
@@ -324,22 +356,28 @@ class GroupMembership:
             self._on_revoke(partitions)
 
     # -- commits -----------------------------------------------------------------------------------------
-    async def commit_sync(self, offsets: dict[TopicPartition, Any], timeout: float) -> None:
-        """Commit ``offsets`` after any commit already under way; KafkaTimeoutError after ``timeout``."""
-        deadline = time.monotonic() + timeout
+    def _still_held(self, offsets: dict[TopicPartition, Any]) -> Callable[[], None]:
+        """The check the committer runs before every attempt of a commit asked now (by commit(), or by the
+        poll that starts an auto-commit). A partition held now and given up by then may already be read by
+        its next owner from the offset committed then: committing it would repeat or skip records (a retry
+        carries the new generation, which the broker accepts), so the commit fails instead."""
         held = ({tp for tp in offsets if self._subs.is_assigned(tp)} if self._subs.partitions_auto_assigned
                 else set())
 
         def still_held() -> None:
-            """A partition given up since commit() was called may already be read by its next owner from
-            the offset committed then: committing it now would repeat or skip records (a retry carries the
-            new generation, which the broker accepts), so the commit fails instead."""
             lost = [tp for tp in held if not self._subs.is_assigned(tp)]
             if lost:
                 raise Errors.CommitFailedError(
                     f"commit of {lost[0].topic}[{lost[0].partition}] failed: the group rebalanced meanwhile "
                     "and the partition was given up; poll() again")
 
+        return still_held
+
+    async def commit_sync(self, offsets: dict[TopicPartition, Any], timeout: float) -> None:
+        """Commit ``offsets`` after any commit already under way; KafkaTimeoutError after ``timeout``;
+        CommitFailedError (before any attempt) once a partition held now has been given up."""
+        deadline = time.monotonic() + timeout
+        still_held = self._still_held(offsets)
         try:
             await asyncio.wait_for(self._commit_lock.acquire(), timeout)
         except TimeoutError:
@@ -359,7 +397,7 @@ class GroupMembership:
     def _maybe_auto_commit(self) -> None:
         if not self._auto_commit or time.monotonic() < self._next_auto_commit:
             return
-        if self._commit_must_wait():
+        if self.protocol.commit_must_wait():
             return  # it would queue behind the JoinGroup on the coordinator's connection
         if self._auto_commit_task is not None and not self._auto_commit_task.done():
             return
@@ -371,15 +409,17 @@ class GroupMembership:
         if self._subs.partitions_auto_assigned and self.generation < 0:
             return
         self._auto_commit_task = asyncio.get_running_loop().create_task(
-            self._auto_commit_once(pending, self._commits), name="aiokafka_lite-auto-commit")
+            self._auto_commit_once(pending, self._commits, self._still_held(pending)),
+            name="aiokafka_lite-auto-commit")
 
-    async def _auto_commit_once(self, offsets: dict[TopicPartition, Any], since: int) -> None:
+    async def _auto_commit_once(self, offsets: dict[TopicPartition, Any], since: int,
+                                still_held: Callable[[], None]) -> None:
         """Commit what the poll that started it had handed out before, in turn with commit(); a partition
-        committed since that poll keeps the newer commit."""
+        committed since that poll keeps the newer commit, and one given up since fails it, as commit()."""
         try:
             async with self._commit_lock:
                 offsets = {tp: om for tp, om in offsets.items() if self._committed_at.get(tp, 0) <= since}
                 if offsets:
-                    await self._commit_now(offsets, self._request_timeout)
+                    await self._commit_now(offsets, self.request_timeout, still_held)
         except Errors.KafkaError as exc:
             log.warning("group %r: auto-commit failed: %s", self.group_id, exc)

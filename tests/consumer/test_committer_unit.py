@@ -3,7 +3,7 @@
 Each request the Committer sends is encoded with the real codecs, and the answer the test scripts for it is
 encoded and decoded at the version the Committer chose, so the fields are what a broker would send. The
 group membership is a small recording stand-in: the Committer talks to it only through the narrow interface
-GroupCoordinator offers (``ensure_coordinator``, ``commit_identity``, ``coordinator_dead``, ``member_error``,
+GroupMembership offers (``ensure_coordinator``, ``commit_identity``, ``coordinator_dead``, ``member_error``,
 ``request_rejoin``), which is what these tests pin down.
 """
 
@@ -218,12 +218,12 @@ async def test_fetch_raises_a_final_group_error() -> None:
 
 def test_the_committer_uses_only_its_host_protocol() -> None:
     """The Committer reaches the coordinator only through CommitterHost (as the Heartbeat through
-    HeartbeatHost); this stand-in and GroupCoordinator both satisfy it."""
+    HeartbeatHost); this stand-in and GroupMembership both satisfy it."""
     import inspect
 
     from aiokafka_lite.consumer import committer as module
     from aiokafka_lite.consumer.committer import CommitterHost
-    from aiokafka_lite.consumer.coordinator import GroupCoordinator
+    from aiokafka_lite.consumer.membership import GroupMembership
 
     used = set()
     for line in inspect.getsource(module.Committer).splitlines():
@@ -231,7 +231,7 @@ def test_the_committer_uses_only_its_host_protocol() -> None:
             used.add(part.split("(")[0].split(" ")[0].split(".")[0].split(")")[0].split(",")[0])
     allowed = {n for n in dir(CommitterHost) if not n.startswith("_")} | set(CommitterHost.__annotations__)
     assert used and used <= allowed, used - allowed
-    for impl in (Membership, GroupCoordinator):
+    for impl in (Membership, GroupMembership):
         assert allowed <= set(dir(impl)) | {"group_instance_id", "metrics"}, impl
     host: CommitterHost = Membership()  # mypy checks the stand-in against the Protocol
     assert host.metrics is not None

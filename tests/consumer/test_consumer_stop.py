@@ -36,7 +36,7 @@ async def test_stop_during_a_rebalance_stops_a_waiting_poll(
     task = asyncio.ensure_future(use())
     await asyncio.sleep(0.5)
     assert not task.done()
-    assert consumer._coordinator is not None and consumer._coordinator._join_task is not None
+    assert consumer._coordinator is not None and consumer._coordinator.protocol._join_task is not None
     await asyncio.wait_for(consumer.stop(), 15)
     done, _ = await asyncio.wait([task], timeout=5)
     assert done, "poll() did not return after stop()"

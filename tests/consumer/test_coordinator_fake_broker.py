@@ -1,10 +1,12 @@
-"""The classic GroupCoordinator against a scripted fake broker (tests/net/_net_fakes.py: a loopback server
-answering with our own codecs): join (KIP-394's MEMBER_ID_REQUIRED first), leader assignment, sync,
-the answers that restart a join, and a commit before revoking that finds the generation over, one at a
-time as no real broker gives them on demand. The member's state (ClassicState) is checked along."""
+"""The classic protocol (ClassicProtocol, in its GroupMembership) against a scripted fake broker
+(tests/net/_net_fakes.py: a loopback server answering with our own codecs): join (KIP-394's
+MEMBER_ID_REQUIRED first), leader assignment, sync, the answers that restart a join, and a commit before
+revoking that finds the generation over, one at a time as no real broker gives them on demand. The
+member's state (ClassicState) is checked along."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import time
 from pathlib import Path
@@ -13,8 +15,9 @@ from typing import Any
 from aiokafka_lite import errors as Errors
 from aiokafka_lite.config import CONSUMER, Config
 from aiokafka_lite.consumer.assignors import make_assignors
-from aiokafka_lite.consumer.coordinator import ClassicState, GroupCoordinator
+from aiokafka_lite.consumer.coordinator import ClassicProtocol, ClassicState
 from aiokafka_lite.consumer.group_protocol import Assignment
+from aiokafka_lite.consumer.membership import GroupMembership
 from aiokafka_lite.consumer.metrics import ConsumerMetrics
 from aiokafka_lite.consumer.subscription import SubscriptionState
 from aiokafka_lite.net import KafkaClient
@@ -52,6 +55,11 @@ class Group:
         self.generation = 0
         #: What every OffsetCommit partition is answered with.
         self.commit_error = 0
+        #: Every OffsetCommit: (its generation, the error answered, {(topic, partition): offset}).
+        self.commits: list[tuple[int, int, dict[tuple[str, int], int]]] = []
+        #: Other members the next JoinGroups list (their ids sort before ours: the range assignor serves them
+        #: first).
+        self.others: list[str] = []
 
     async def __call__(self, conn: Any, header: Any, req: Any, frame: bytes) -> None:
         key = header.request_api_key
@@ -77,6 +85,8 @@ class Group:
                 self.generation += 1
                 await conn.reply(header, self._join(0, req.member_id, req))
         elif key == OFFSET_COMMIT:
+            self.commits.append((req.generation_id_or_member_epoch, self.commit_error, {
+                (t.name, p.partition_index): p.committed_offset for t in req.topics for p in t.partitions}))
             await conn.reply(header, OffsetCommitResponse(throttle_time_ms=0, topics=[
                 OffsetCommitResponseTopic(name=t.name, partitions=[
                     OffsetCommitResponsePartition(partition_index=p.partition_index,
@@ -90,15 +100,24 @@ class Group:
 
     def _join(self, code: int, member_id: str, req: Any) -> JoinGroupResponse:
         proto = req.protocols[0]
-        members = [JoinGroupResponseMember(member_id=member_id, group_instance_id=None,
-                                           metadata=proto.metadata)]
+        members = [JoinGroupResponseMember(member_id=m, group_instance_id=None, metadata=proto.metadata)
+                   for m in (member_id, *self.others)]
         return JoinGroupResponse(
             throttle_time_ms=0, error_code=code, generation_id=self.generation if not code else -1,
             protocol_type="consumer", protocol_name=proto.name, leader=member_id if not code else "",
             skip_assignment=False, member_id=member_id, members=members if not code else [])
 
 
-async def _join(join_errors: list[int]) -> tuple[GroupCoordinator, SubscriptionState, Group]:
+def classic(client: KafkaClient, subs: SubscriptionState, cfg: Config) -> ClassicProtocol:
+    """A classic member's protocol, in its membership."""
+    membership = GroupMembership(client, subs, cfg, ConsumerMetrics(), lambda tps: None,
+                                 lambda m: ClassicProtocol(m, client, subs, cfg,
+                                                           make_assignors(cfg.partition_assignment_strategy)))
+    assert isinstance(membership.protocol, ClassicProtocol)
+    return membership.protocol
+
+
+async def _join(join_errors: list[int]) -> tuple[ClassicProtocol, SubscriptionState, Group]:
     group = Group(join_errors)
     async with FakeBroker(group, versions=VERSIONS) as fake:
         group.port = fake.port
@@ -109,8 +128,7 @@ async def _join(join_errors: list[int]) -> tuple[GroupCoordinator, SubscriptionS
         try:
             subs = SubscriptionState()
             subs.subscribe(["t"])
-            coord = GroupCoordinator(client, subs, cfg, make_assignors(cfg.partition_assignment_strategy),
-                                     ConsumerMetrics(), lambda tps: None)
+            coord = classic(client, subs, cfg)
             assert coord.state is ClassicState.UNJOINED
             await coord.membership_round(time.monotonic() + 10)
             assert coord.state is ClassicState.STABLE and coord.has_assignment()
@@ -154,6 +172,23 @@ class Listener:
         self.calls.append(("assigned", set(assigned)))
 
 
+async def stable_member(fake: FakeBroker, listener: Listener,
+                        **settings: Any) -> tuple[ClassicProtocol, SubscriptionState, KafkaClient]:
+    """A member joined to the fake's group (generation 1, owning t-0) with these settings; the caller
+    closes the client."""
+    cfg = Config(CONSUMER, {"bootstrap_servers": fake.bootstrap, "group_id": "g", "retry_backoff_ms": 10,
+                            "enable_auto_commit": True, **settings})
+    client = KafkaClient(cfg)
+    await client.start()
+    subs = SubscriptionState()
+    subs.subscribe(["t"], listener=listener)
+    coord = classic(client, subs, cfg)
+    await coord.membership_round(time.monotonic() + 10)
+    assert subs.assigned_partitions() == {TP("t", 0)} and coord.state is ClassicState.STABLE
+    assert coord.generation == 1
+    return coord, subs, client
+
+
 async def test_a_cooperative_revoke_whose_commit_finds_the_generation_over_reports_them_lost() -> None:
     """The one commit-then-revoke path: a cooperative rebalance takes t-0 away, the auto-commit before the
     revoke is answered ILLEGAL_GENERATION (the fenced rule), so t-0 is reported lost, not revoked (its
@@ -162,18 +197,9 @@ async def test_a_cooperative_revoke_whose_commit_finds_the_generation_over_repor
     listener = Listener()
     async with FakeBroker(group, versions=VERSIONS) as fake:
         group.port = fake.port
-        cfg = Config(CONSUMER, {"bootstrap_servers": fake.bootstrap, "group_id": "g", "retry_backoff_ms": 10,
-                                "partition_assignment_strategy": "cooperative-sticky",
-                                "enable_auto_commit": True, "request_timeout_ms": 2000})
-        client = KafkaClient(cfg)
-        await client.start()
+        coord, subs, client = await stable_member(fake, listener, request_timeout_ms=2000,
+                                                  partition_assignment_strategy="cooperative-sticky")
         try:
-            subs = SubscriptionState()
-            subs.subscribe(["t"], listener=listener)
-            coord = GroupCoordinator(client, subs, cfg, make_assignors(cfg.partition_assignment_strategy),
-                                     ConsumerMetrics(), lambda tps: None)
-            await coord.membership_round(time.monotonic() + 10)
-            assert subs.assigned_partitions() == {TP("t", 0)} and coord.state is ClassicState.STABLE
             subs.seek(TP("t", 0), 5)
             group.commit_error = Errors.IllegalGenerationError.errno
             listener.calls.clear()
@@ -182,4 +208,45 @@ async def test_a_cooperative_revoke_whose_commit_finds_the_generation_over_repor
             assert subs.assigned_partitions() == set()
             assert coord.state is ClassicState.UNJOINED and coord.rejoin_needed and not coord.has_assignment()
         finally:
+            await client.close()
+
+
+async def test_an_auto_commit_retrying_across_a_lost_generation_commits_nothing_it_gave_up() -> None:
+    """The auto-commit obeys commit()'s rule (membership.commit_sync): a partition given up since the poll
+    that started it is not committed. Here the auto-commit of t-0 is answered COORDINATOR_LOAD_IN_PROGRESS
+    and retries; meanwhile the generation is found over (t-0 lost: no commit, no wait for the commit lock)
+    and the member rejoins a generation in which t-0 went to another member. Only then are commits
+    answered: the retry must not commit t-0 with the new generation, which the coordinator accepts."""
+    group = Group([])
+    listener = Listener()
+    async with FakeBroker(group, versions=VERSIONS) as fake:
+        group.port = fake.port
+        coord, subs, client = await stable_member(fake, listener, request_timeout_ms=5000,
+                                                  partition_assignment_strategy="range",
+                                                  auto_commit_interval_ms=1)
+        membership = coord._m
+        try:
+            subs.seek(TP("t", 0), 5)
+            group.commit_error = Errors.CoordinatorLoadInProgressError.errno
+            await asyncio.sleep(0.01)  # past auto_commit_interval_ms
+            membership.poll()  # starts the auto-commit of t-0 at 5
+            task = membership._auto_commit_task
+            assert task is not None
+            for _ in range(500):
+                if group.commits:
+                    break
+                await asyncio.sleep(0.01)
+            assert group.commits and not task.done()
+            membership.member_error(Errors.IllegalGenerationError.errno)  # as a heartbeat answer would
+            group.others = ["a-other"]
+            listener.calls.clear()
+            await coord.membership_round(time.monotonic() + 10)
+            assert coord.generation == 2 and subs.assigned_partitions() == set()
+            assert listener.calls == [("lost", {TP("t", 0)}), ("assigned", set())]
+            group.commit_error = 0
+            await asyncio.wait_for(asyncio.shield(task), 10)
+            accepted = [(gen, offsets) for gen, code, offsets in group.commits if code == 0]
+            assert accepted == [], f"the retried auto-commit moved a-other's committed offset: {accepted}"
+        finally:
+            await membership.close(commit=False, timeout=1)
             await client.close()

@@ -210,7 +210,7 @@ async def test_fenced_member_loses_partitions_and_rejoins(mc: MockCluster, topic
         await poll_until(lambda: ("lost", everything) in rec.events and len(c.assignment()) == PARTITIONS,
                          [c], 20, "the loss and the rejoin")
         assert rec.events == [("assigned", everything), ("lost", everything), ("assigned", everything)]
-        assert c._coordinator is not None and c._coordinator.member.epoch > 0
+        assert c._coordinator is not None and c._coordinator.protocol.member.epoch > 0
         await aproduce(mc.bootstrap, topic, 60, PARTITIONS, start=60)
         later = await drain([c], 60, 20)  # from the committed offsets: nothing again, nothing missed
         assert set(later) == {b"%d" % i for i in range(60, 120)} and not set(first) & set(later)
@@ -364,13 +364,13 @@ async def test_missed_poll_deadline_leaves_then_rejoins(mc: MockCluster, topic: 
         c.subscribe([topic], listener=rec)
         await poll_until(lambda: len(c.assignment()) == PARTITIONS, [c], 20, "the assignment")
         assert c._coordinator is not None
-        epoch = c._coordinator.member.epoch
+        epoch = c._coordinator.protocol.member.epoch
         await asyncio.sleep(1.5)  # no poll(): the heartbeat task leaves the group
         everything = frozenset(TP(topic, p) for p in range(PARTITIONS))
         await poll_until(lambda: len(rec.events) == 3 and len(c.assignment()) == PARTITIONS, [c], 20,
                          "the loss and the rejoin")
         assert rec.events == [("assigned", everything), ("lost", everything), ("assigned", everything)]
-        assert c._coordinator.member.epoch > epoch
+        assert c._coordinator.protocol.member.epoch > epoch
     finally:
         await c.stop()
 
@@ -428,7 +428,7 @@ async def test_heartbeats_follow_the_interval_the_broker_names(mc: MockCluster, 
     try:
         await c.start()
         await poll_until(lambda: len(c.assignment()) == PARTITIONS, [c], 20, "the assignment")
-        assert c._coordinator is not None and c._coordinator.member.heartbeat_interval_ms == 300
+        assert c._coordinator is not None and c._coordinator.protocol.member.heartbeat_interval_ms == 300
         before = int(c._coordinator.metrics.heartbeats)
         deadline = time.monotonic() + 1.5
         while time.monotonic() < deadline:
