@@ -378,10 +378,16 @@ class AppendCore:
             closed_one = True
         # It takes what it reserved, more as it fills (_extend), its buffer growing with it. Its store
         # starts at the size the partition's last batch reached, if buffer_memory has that much to spare
-        # now: it holds it from the start, so buffer_memory still bounds what stores take.
+        # now: it holds it from the start, so buffer_memory still bounds what stores take. A last batch
+        # that filled most of batch_size means this one fills it too, and one record past the size that
+        # one reached would double (and copy) the store: it starts at the whole batch_size then.
         capacity = self.last_size.get(tp, 0)
+        if 2 * capacity > self.batch_size:
+            capacity = max(capacity, self.batch_size - BATCH_OVERHEAD)
         held = capacity + BATCH_OVERHEAD
-        if held <= reserved or not self.pool.try_reserve(held - reserved):
+        if held <= reserved:
+            held = reserved
+        elif not self.pool.try_reserve(held - reserved):
             held, capacity = reserved, 0
         builder = BatchBuilder(self.compression, reserved, is_transactional=self.transactional,
                                capacity=capacity, pool=self.stores)
