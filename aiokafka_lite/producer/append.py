@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from ..errors import IllegalArgumentError, ProducerClosedError
-from ..records import BATCH_OVERHEAD, RECORD_OVERHEAD_MAX, BatchBuilder, StorePool
+from ..records import BATCH_OVERHEAD, RECORD_OVERHEAD_MAX, BatchBuilder, StorePool, ValueBuffer
 from ..structs import TopicPartition
 from .batch import BatchState, ProducerBatch
 from .doorbell import Doorbell
@@ -522,6 +522,9 @@ class AppendCore:
 
 def _size_at(values: Sequence[Any], keys: Sequence[Any] | None, pos: int) -> int:
     """Key and value bytes of record ``pos``."""
-    value = values[pos]
     key = keys[pos] if keys is not None else None
-    return (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
+    nkey = len(key) if key is not None else 0
+    if type(values) is ValueBuffer:
+        return values.value_size(pos) + nkey
+    value = values[pos]
+    return (len(value) if value is not None else 0) + nkey

@@ -13,7 +13,7 @@ from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 from ..errors import IllegalArgumentError
-from ..records import longest_plain
+from ..records import as_value_buffer, longest_plain
 from ..structs import RecordMetadata
 from .append import Segment
 from .records_check import serialize, with_bytes
@@ -77,7 +77,9 @@ class BulkFuture:
 def serialized_many(topic: str, values: Sequence[Any], keys: Sequence[Any] | None,
                     headers: Sequence[Any] | None, key_serializer: Any, value_serializer: Any
                     ) -> tuple[Sequence[Any], Sequence[Any] | None]:
-    """The arguments checked, and the values and keys serialized to bytes."""
+    """The arguments checked, and the values and keys serialized to bytes. A pyarrow binary or string
+    array becomes a :class:`~..records.ValueBuffer` (its values are read where they are)."""
+    values = as_value_buffer(values)
     n = len(values)
     if keys is not None and len(keys) != n:
         raise IllegalArgumentError(f"send_many: {len(keys)} keys for {n} values")

@@ -27,6 +27,7 @@ from ._types import (
     encode_headers,
     to_bytes,
 )
+from .value_buffer import ValueBuffer
 
 __all__ = [
     "BatchBuilder",
@@ -52,7 +53,10 @@ def _zigzag(value: int) -> int:
 
 
 def longest_plain(items: Iterable[Any]) -> int:
-    """The longest of ``items`` when each is bytes or None (None counts 0), else -1."""
+    """The longest of ``items`` when each is bytes or None (None counts 0), else -1. A ValueBuffer's
+    offsets are checked on the way (IllegalArgumentError)."""
+    if type(items) is ValueBuffer:
+        return items.longest()
     longest = 0
     for x in items:
         if x is None:
