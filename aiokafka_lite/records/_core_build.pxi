@@ -55,6 +55,39 @@ cdef inline Py_ssize_t _put_record(BatchBuilder self, int64_t ts, const uchar *k
     return self._count - 1
 
 
+cdef inline Py_ssize_t _append_record(BatchBuilder self, int64_t ts, object key, object value,
+                                      object headers) except -2:
+    """Append one record (key, value and headers as Python objects): its offset delta, or -1 when the
+    batch is full."""
+    cdef const uchar *kp = NULL
+    cdef const uchar *vp = NULL
+    cdef Py_ssize_t klen = -1, vlen = -1, hsize = 0, i, nh = 0
+    cdef list hdrs = None
+    cdef bytes hk
+    cdef object hv
+    if key is not None:
+        if not PyBytes_CheckExact(key):
+            key = to_bytes(key, "key")
+        kp = <const uchar *>PyBytes_AS_STRING(key)
+        klen = PyBytes_GET_SIZE(key)
+    if value is not None:
+        if not PyBytes_CheckExact(value):
+            value = to_bytes(value, "value")
+        vp = <const uchar *>PyBytes_AS_STRING(value)
+        vlen = PyBytes_GET_SIZE(value)
+    if headers:
+        hdrs = encode_headers(headers)
+        nh = len(hdrs)
+        for i in range(nh):
+            hk, hv = hdrs[i]
+            hsize += alk_varint_size(len(hk)) + len(hk)
+            if hv is None:
+                hsize += 1
+            else:
+                hsize += alk_varint_size(len(hv)) + len(<bytes>hv)
+    return _put_record(self, ts, kp, klen, vp, vlen, hdrs, nh, hsize)
+
+
 cdef class BatchBuilder:
     """Accumulates records into one v2 record batch; :meth:`build` compresses and checksums it.
 
@@ -176,33 +209,7 @@ cdef class BatchBuilder:
         return 0
 
     cdef object _append(self, int64_t ts, object key, object value, object headers):
-        cdef const uchar *kp = NULL
-        cdef const uchar *vp = NULL
-        cdef Py_ssize_t klen = -1, vlen = -1, hsize = 0, i, nh = 0, delta
-        cdef list hdrs = None
-        cdef bytes hk
-        cdef object hv
-        if key is not None:
-            if not PyBytes_CheckExact(key):
-                key = to_bytes(key, "key")
-            kp = <const uchar *>PyBytes_AS_STRING(key)
-            klen = PyBytes_GET_SIZE(key)
-        if value is not None:
-            if not PyBytes_CheckExact(value):
-                value = to_bytes(value, "value")
-            vp = <const uchar *>PyBytes_AS_STRING(value)
-            vlen = PyBytes_GET_SIZE(value)
-        if headers:
-            hdrs = encode_headers(headers)
-            nh = len(hdrs)
-            for i in range(nh):
-                hk, hv = hdrs[i]
-                hsize += alk_varint_size(len(hk)) + len(hk)
-                if hv is None:
-                    hsize += 1
-                else:
-                    hsize += alk_varint_size(len(hv)) + len(<bytes>hv)
-        delta = _put_record(self, ts, kp, klen, vp, vlen, hdrs, nh, hsize)
+        cdef Py_ssize_t delta = _append_record(self, ts, key, value, headers)
         if delta < 0:
             return None
         return delta
@@ -235,11 +242,11 @@ cdef class BatchBuilder:
             if not single:
                 ts = _timestamp(timestamps[i])
             if fast:
-                if self._append(ts, None if keys is None else <object>PyList_GET_ITEM(keys, i),
-                                <object>PyList_GET_ITEM(values, i), None) is None:
+                if _append_record(self, ts, None if keys is None else <object>PyList_GET_ITEM(keys, i),
+                                  <object>PyList_GET_ITEM(values, i), None) < 0:
                     break
-            elif self._append(ts, None if keys is None else keys[i], values[i],
-                              None if headers is None else headers[i]) is None:
+            elif _append_record(self, ts, None if keys is None else keys[i], values[i],
+                                None if headers is None else headers[i]) < 0:
                 break
             done += 1
         return done
