@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
 
 from ..errors import IllegalArgumentError
 
@@ -24,7 +24,7 @@ _OFFSET_FORMATS = ("i", "l", "q")
 _ARROW_TYPES = ("binary", "large_binary", "string", "large_string")
 
 
-class ValueBuffer:
+class ValueBuffer(Sequence["bytes | None"]):
     """``len(offsets) - 1`` values: value ``i`` is ``data[offsets[i]:offsets[i + 1]]``, or None where the
     Arrow validity bitmap ``validity`` (bit ``validity_offset + i``, least significant bit first) is 0.
 
@@ -91,8 +91,16 @@ class ValueBuffer:
         bit = self.validity_offset + i
         return not (v[bit >> 3] >> (bit & 7)) & 1
 
-    def __getitem__(self, i: int) -> bytes | None:
-        """Value ``i`` as ``bytes`` (a copy), or None."""
+    @overload
+    def __getitem__(self, i: int) -> bytes | None: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[bytes | None]: ...
+
+    def __getitem__(self, i: int | slice) -> bytes | list[bytes | None] | None:
+        """Value ``i`` as ``bytes`` (a copy), or None; a slice gives a list of them."""
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
         n = len(self)
         if i < 0:
             i += n
