@@ -13,7 +13,7 @@ from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 from ..errors import IllegalArgumentError
-from ..records import as_value_buffer, longest_plain
+from ..records import ValueBuffer, as_value_buffer, longest_plain
 from ..structs import RecordMetadata
 from .append import Segment
 from .records_check import serialize, with_bytes
@@ -89,7 +89,9 @@ def serialized_many(topic: str, values: Sequence[Any], keys: Sequence[Any] | Non
         values = [serialize(value_serializer, v, "value", topic) for v in values]
     if keys is not None and key_serializer is not None:
         keys = [serialize(key_serializer, k, "key", topic) for k in keys]
-    return with_bytes(values, "value"), with_bytes(keys, "key") if keys is not None else None
+    if type(values) is not ValueBuffer:  # a ValueBuffer holds bytes (its offsets are checked by check_sizes)
+        values = with_bytes(values, "value")
+    return values, with_bytes(keys, "key") if keys is not None else None
 
 
 def check_sizes(topic: str, values: Sequence[Any], keys: Sequence[Any] | None, headers: Sequence[Any] | None,

@@ -144,6 +144,8 @@ async def test_send_many_from_one_buffer(broker: EmbeddedBroker, new_topic: Call
         b2 = await p.send_many(topic, arr.slice(1000, 1000), keys)
         b3 = await p.send_many(topic, pa.array(values[:500], type=pa.binary()), partition=1)
         assert (await b1, await b2, await b3) == (3000, 1000, 500)
+        with pytest.raises(IllegalArgumentError):  # an offset past the data: refused before any append
+            await p.send_many(topic, records.ValueBuffer(b"abc", [0, 2, 9]))
     got = await aread_confluent(broker.bootstrap, topic, 4500)
     by_pos = {(g.partition, g.offset): g for g in got}
     for bulk, want, want_keys in ((b1, plain, None), (b2, values[1000:2000], keys), (b3, values[:500], None)):
