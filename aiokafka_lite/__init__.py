@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # type checkers see the real classes; at run time they are im
     from .consumer.listener import ConsumerRebalanceListener
     from .consumer.share_consumer import ShareConsumer
     from .producer import Producer
+    from .records import ValueBuffer
 
 _LAZY = {
     "Producer": ("aiokafka_lite.producer", "Producer"),
@@ -32,6 +33,7 @@ _LAZY = {
     "Admin": ("aiokafka_lite.admin", "Admin"),
     "ConsumerRebalanceListener": ("aiokafka_lite.consumer.listener", "ConsumerRebalanceListener"),
     "ShareConsumer": ("aiokafka_lite.consumer.share_consumer", "ShareConsumer"),
+    "ValueBuffer": ("aiokafka_lite.records", "ValueBuffer"),
 }
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "RecordMetadata",
     "ShareConsumer",
     "TopicPartition",
+    "ValueBuffer",
     "errors",
 ]
 

@@ -7,6 +7,12 @@ from aiokafka_lite.producer._handles cimport BatchResult
 from aiokafka_lite.records._core cimport BatchBuilder
 
 
+cdef class BatchHead:
+    cdef public object builder
+    cdef public bint is_open
+    cdef public object result
+
+
 cdef class TopicInfo:
     cdef public str topic
     cdef public list partitions
@@ -32,10 +38,11 @@ cdef class SendCore:
     cdef public object _put_open
     cdef public Py_ssize_t _unyielded
 
-    @cython.locals(n=Py_ssize_t, ts=cython.longlong, info=TopicInfo, builder=BatchBuilder)
+    @cython.locals(n=Py_ssize_t, ts=cython.longlong, info=TopicInfo, builder=BatchBuilder, batch=BatchHead)
     cdef object _append_fast(self, object topic, object value, object key, object partition,
                              object timestamp_ms, object headers)
     cdef object _fast_batch(self, TopicInfo info, object key, object partition)
+    @cython.locals(batch=BatchHead)
     cdef object _open_batch(self, TopicInfo info, Py_ssize_t p)
 
 

@@ -38,7 +38,7 @@ if cython.compiled:
 else:
     from .handles import make_future
 
-__all__ = ["RUNNING", "YIELD_BYTES", "SendCore", "TopicInfo"]
+__all__ = ["RUNNING", "YIELD_BYTES", "BatchHead", "SendCore", "TopicInfo"]
 
 #: ``SendCore._state`` while send() may take records.
 RUNNING = 1
@@ -62,6 +62,15 @@ def _now_ms() -> int:
         clock_gettime(CLOCK_REALTIME, cython.address(ts))
         return ts.tv_sec * 1000 + ts.tv_nsec // 1_000_000
     return _time_ns() // 1_000_000
+
+
+class BatchHead:
+    """What send()'s fast path reads of a batch, the base of :class:`~.batch.ProducerBatch`: its
+    builder, its result and whether it takes appends. Compiled, these are C fields, so the fast path
+    reads them without three attribute lookups per record; the batch's door (``transition_to``) still
+    owns ``is_open``."""
+
+    __slots__ = ("builder", "is_open", "result")
 
 
 class TopicInfo:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from ..errors import IllegalArgumentError, ProducerClosedError
-from ..records import BATCH_OVERHEAD, RECORD_OVERHEAD_MAX, BatchBuilder, StorePool
+from ..records import BATCH_OVERHEAD, RECORD_OVERHEAD_MAX, BatchBuilder, StorePool, ValueBuffer
 from ..structs import TopicPartition
 from .batch import BatchState, ProducerBatch
 from .doorbell import Doorbell
@@ -378,10 +378,16 @@ class AppendCore:
             closed_one = True
         # It takes what it reserved, more as it fills (_extend), its buffer growing with it. Its store
         # starts at the size the partition's last batch reached, if buffer_memory has that much to spare
-        # now: it holds it from the start, so buffer_memory still bounds what stores take.
+        # now: it holds it from the start, so buffer_memory still bounds what stores take. A last batch
+        # that filled most of batch_size means this one fills it too, and one record past the size that
+        # one reached would double (and copy) the store: it starts at the whole batch_size then.
         capacity = self.last_size.get(tp, 0)
+        if 2 * capacity > self.batch_size:
+            capacity = max(capacity, self.batch_size - BATCH_OVERHEAD)
         held = capacity + BATCH_OVERHEAD
-        if held <= reserved or not self.pool.try_reserve(held - reserved):
+        if held <= reserved:
+            held = reserved
+        elif not self.pool.try_reserve(held - reserved):
             held, capacity = reserved, 0
         builder = BatchBuilder(self.compression, reserved, is_transactional=self.transactional,
                                capacity=capacity, pool=self.stores)
@@ -516,6 +522,9 @@ class AppendCore:
 
 def _size_at(values: Sequence[Any], keys: Sequence[Any] | None, pos: int) -> int:
     """Key and value bytes of record ``pos``."""
-    value = values[pos]
     key = keys[pos] if keys is not None else None
-    return (len(value) if value is not None else 0) + (len(key) if key is not None else 0)
+    nkey = len(key) if key is not None else 0
+    if type(values) is ValueBuffer:
+        return values.value_size(pos) + nkey
+    value = values[pos]
+    return (len(value) if value is not None else 0) + nkey

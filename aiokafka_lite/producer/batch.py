@@ -9,6 +9,7 @@ from .._state import IllegalTransitionError, table
 from ..errors import MessageTooLargeError, RecordListTooLargeError
 from ..records import BatchBuilder, patch_producer_state
 from ..structs import TopicPartition
+from .core import BatchHead
 from .handles import BatchResult
 
 __all__ = ["BATCH", "NO_SEQUENCE", "BatchState", "ProducerBatch"]
@@ -42,7 +43,7 @@ _OPEN, _SEALED, _BUILT = BatchState.OPEN, BatchState.SEALED, BatchState.BUILT
 _IN_FLIGHT = BatchState.IN_FLIGHT
 
 
-class ProducerBatch:
+class ProducerBatch(BatchHead):
     """Records of one partition built into one v2 record batch, plus its send bookkeeping.
 
     Its ``state`` (:class:`BatchState`) moves only through :meth:`transition_to`, along ``BATCH``.
@@ -50,26 +51,24 @@ class ProducerBatch:
     (SEALED) and ``close()`` builds the bytes once (BUILT; compression happens here), and the producer id,
     epoch and base sequence are stamped into the header -- again on a retry after an epoch bump, without
     re-encoding the records. ``is_open`` and ``in_flight`` are the state as two flags the door keeps, read
-    per batch in the append and drain loops (and by the compiled send path) as plain attributes.
+    per batch in the append and drain loops as plain attributes; ``builder``, ``result`` and ``is_open``
+    are the base class's (:class:`~.core.BatchHead`), which the compiled send path reads as C fields.
     """
 
     __slots__ = (
         "_last_error",
         "attempts",
         "base_sequence",
-        "builder",
         "created",
         "data",
         "handles",
         "in_flight",
-        "is_open",
         "node",
         "parents",
         "producer_epoch",
         "producer_id",
         "record_count",
         "reserved",
-        "result",
         "retry_at",
         "state",
         "tp",

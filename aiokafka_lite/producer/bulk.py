@@ -13,7 +13,7 @@ from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 from ..errors import IllegalArgumentError
-from ..records import longest_plain
+from ..records import ValueBuffer, as_value_buffer, longest_plain
 from ..structs import RecordMetadata
 from .append import Segment
 from .records_check import serialize, with_bytes
@@ -77,7 +77,9 @@ class BulkFuture:
 def serialized_many(topic: str, values: Sequence[Any], keys: Sequence[Any] | None,
                     headers: Sequence[Any] | None, key_serializer: Any, value_serializer: Any
                     ) -> tuple[Sequence[Any], Sequence[Any] | None]:
-    """The arguments checked, and the values and keys serialized to bytes."""
+    """The arguments checked, and the values and keys serialized to bytes. A pyarrow binary or string
+    array becomes a :class:`~..records.ValueBuffer` (its values are read where they are)."""
+    values = as_value_buffer(values)
     n = len(values)
     if keys is not None and len(keys) != n:
         raise IllegalArgumentError(f"send_many: {len(keys)} keys for {n} values")
@@ -87,7 +89,9 @@ def serialized_many(topic: str, values: Sequence[Any], keys: Sequence[Any] | Non
         values = [serialize(value_serializer, v, "value", topic) for v in values]
     if keys is not None and key_serializer is not None:
         keys = [serialize(key_serializer, k, "key", topic) for k in keys]
-    return with_bytes(values, "value"), with_bytes(keys, "key") if keys is not None else None
+    if type(values) is not ValueBuffer:  # a ValueBuffer holds bytes (its offsets are checked by check_sizes)
+        values = with_bytes(values, "value")
+    return values, with_bytes(keys, "key") if keys is not None else None
 
 
 def check_sizes(topic: str, values: Sequence[Any], keys: Sequence[Any] | None, headers: Sequence[Any] | None,

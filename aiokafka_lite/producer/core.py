@@ -13,13 +13,13 @@ from .._native import PURE, is_compiled, pure_module
 if TYPE_CHECKING or not PURE:
     # Compiled when built (the import system prefers the extension), else the same source as Python.
     from . import _send as _impl
-    from ._send import RUNNING, YIELD_BYTES, SendCore, TopicInfo
+    from ._send import RUNNING, YIELD_BYTES, BatchHead, SendCore, TopicInfo
 else:
     _impl = pure_module(f"{__package__}._send")
     RUNNING, YIELD_BYTES = _impl.RUNNING, _impl.YIELD_BYTES
-    SendCore, TopicInfo = _impl.SendCore, _impl.TopicInfo
+    BatchHead, SendCore, TopicInfo = _impl.BatchHead, _impl.SendCore, _impl.TopicInfo
 
 #: True when the compiled fast path is in use.
 COMPILED = is_compiled(_impl)
 
-__all__ = ["COMPILED", "RUNNING", "YIELD_BYTES", "SendCore", "TopicInfo"]
+__all__ = ["COMPILED", "RUNNING", "YIELD_BYTES", "BatchHead", "SendCore", "TopicInfo"]

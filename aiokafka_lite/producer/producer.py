@@ -483,6 +483,9 @@ class Producer(SendCore, AsyncClient):
                         headers: Sequence[Any] | None = None) -> BulkFuture:
         """Queue many records of one topic at once (the fast path: whole batches per call).
 
+        ``values`` is a list of ``bytes`` (or what ``value_serializer`` takes), or values that sit in
+        one buffer: a :class:`~aiokafka_lite.records.ValueBuffer` or a pyarrow binary/string array,
+        each value copied once, from there into its batch.
         ``keys``/``headers`` are parallel to ``values`` (or None). Returns a :class:`BulkFuture`:
         ``await`` it for the number of records delivered (it raises the first failure), or call
         ``metadata()`` once done for per-record results in input order.

@@ -48,6 +48,7 @@ from ._types import (
     parse_control_key,
     parse_control_value,
 )
+from .value_buffer import ValueBuffer, as_value_buffer
 
 if TYPE_CHECKING:
     from ._pyimpl import (
@@ -133,7 +134,9 @@ __all__ = [
     "DecodedRecords",
     "Record",
     "StorePool",
+    "ValueBuffer",
     "arrow_schema",
+    "as_value_buffer",
     "build_control_batch",
     "codec_from_name",
     "compress",

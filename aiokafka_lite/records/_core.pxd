@@ -43,4 +43,5 @@ cdef class BatchBuilder:
     cdef int _resize(self, Py_ssize_t records_len) except -1
     cdef int _grow(self, Py_ssize_t need) except -1
     cdef object _append(self, int64_t ts, object key, object value, object headers)
+    cdef Py_ssize_t _append_buffer(self, object vb, list keys, int64_t ts, Py_ssize_t start) except -1
     cpdef object append(self, object timestamp_ms, object key, object value, object headers=*)

@@ -1,5 +1,93 @@
 # Included by _core.pyx: the v2 batch builder (the produce hot path) and producer-state patching.
 
+cdef inline Py_ssize_t _put_record(BatchBuilder self, int64_t ts, const uchar *kp, Py_ssize_t klen, const uchar *vp,
+                                   Py_ssize_t vlen, list hdrs, Py_ssize_t nh, Py_ssize_t hsize) except -2:
+    """Write one record (``klen``/``vlen`` -1: null; ``hdrs`` encoded, ``hsize`` their bytes): its
+    offset delta, or -1 when the batch is full."""
+    cdef Py_ssize_t body, total, i
+    cdef int64_t delta
+    cdef uchar *w
+    cdef bytes hk
+    cdef object hv
+    delta = 0 if self._count == 0 else <int64_t>(<uint64_t>ts - <uint64_t>self._first_ts)
+    body = (1 + alk_varint_size(delta) + alk_varint_size(self._count)
+            + (alk_varint_size(klen) + (klen if klen > 0 else 0))
+            + (alk_varint_size(vlen) + (vlen if vlen > 0 else 0))
+            + alk_varint_size(nh) + hsize)
+    total = alk_varint_size(body) + body
+    if self._count > 0 and BATCH_OVERHEAD + self._len + total > self._batch_size:
+        return -1
+    if self._len + total > self._cap:
+        self._grow(total)
+    w = self._buf + self._len
+    w = alk_put_varint(w, body)
+    w[0] = 0
+    w += 1
+    w = alk_put_varint(w, delta)
+    w = alk_put_varint(w, self._count)
+    w = alk_put_varint(w, klen)
+    if klen > 0:
+        memcpy(w, kp, klen)
+        w += klen
+    w = alk_put_varint(w, vlen)
+    if vlen > 0:
+        memcpy(w, vp, vlen)
+        w += vlen
+    w = alk_put_varint(w, nh)
+    for i in range(nh):
+        hk, hv = hdrs[i]
+        w = alk_put_varint(w, len(hk))
+        memcpy(w, PyBytes_AS_STRING(hk), len(hk))
+        w += len(hk)
+        if hv is None:
+            w = alk_put_varint(w, -1)
+        else:
+            w = alk_put_varint(w, len(<bytes>hv))
+            memcpy(w, PyBytes_AS_STRING(hv), len(<bytes>hv))
+            w += len(<bytes>hv)
+    self._len += total
+    if self._count == 0:
+        self._first_ts = ts
+        self._max_ts = ts
+    elif ts > self._max_ts:
+        self._max_ts = ts
+    self._count += 1
+    return self._count - 1
+
+
+cdef inline Py_ssize_t _append_record(BatchBuilder self, int64_t ts, object key, object value,
+                                      object headers) except -2:
+    """Append one record (key, value and headers as Python objects): its offset delta, or -1 when the
+    batch is full."""
+    cdef const uchar *kp = NULL
+    cdef const uchar *vp = NULL
+    cdef Py_ssize_t klen = -1, vlen = -1, hsize = 0, i, nh = 0
+    cdef list hdrs = None
+    cdef bytes hk
+    cdef object hv
+    if key is not None:
+        if not PyBytes_CheckExact(key):
+            key = to_bytes(key, "key")
+        kp = <const uchar *>PyBytes_AS_STRING(key)
+        klen = PyBytes_GET_SIZE(key)
+    if value is not None:
+        if not PyBytes_CheckExact(value):
+            value = to_bytes(value, "value")
+        vp = <const uchar *>PyBytes_AS_STRING(value)
+        vlen = PyBytes_GET_SIZE(value)
+    if headers:
+        hdrs = encode_headers(headers)
+        nh = len(hdrs)
+        for i in range(nh):
+            hk, hv = hdrs[i]
+            hsize += alk_varint_size(len(hk)) + len(hk)
+            if hv is None:
+                hsize += 1
+            else:
+                hsize += alk_varint_size(len(hv)) + len(<bytes>hv)
+    return _put_record(self, ts, kp, klen, vp, vlen, hdrs, nh, hsize)
+
+
 cdef class BatchBuilder:
     """Accumulates records into one v2 record batch; :meth:`build` compresses and checksums it.
 
@@ -121,78 +209,10 @@ cdef class BatchBuilder:
         return 0
 
     cdef object _append(self, int64_t ts, object key, object value, object headers):
-        cdef const uchar *kp = NULL
-        cdef const uchar *vp = NULL
-        cdef Py_ssize_t klen = -1, vlen = -1, hsize = 0, body, total, i, nh = 0
-        cdef int64_t delta
-        cdef uchar *w
-        cdef list hdrs = None
-        cdef bytes hk
-        cdef object hv
-        if key is not None:
-            if not PyBytes_CheckExact(key):
-                key = to_bytes(key, "key")
-            kp = <const uchar *>PyBytes_AS_STRING(key)
-            klen = PyBytes_GET_SIZE(key)
-        if value is not None:
-            if not PyBytes_CheckExact(value):
-                value = to_bytes(value, "value")
-            vp = <const uchar *>PyBytes_AS_STRING(value)
-            vlen = PyBytes_GET_SIZE(value)
-        if headers:
-            hdrs = encode_headers(headers)
-            nh = len(hdrs)
-            for i in range(nh):
-                hk, hv = hdrs[i]
-                hsize += alk_varint_size(len(hk)) + len(hk)
-                if hv is None:
-                    hsize += 1
-                else:
-                    hsize += alk_varint_size(len(hv)) + len(<bytes>hv)
-        delta = 0 if self._count == 0 else <int64_t>(<uint64_t>ts - <uint64_t>self._first_ts)
-        body = (1 + alk_varint_size(delta) + alk_varint_size(self._count)
-                + (alk_varint_size(klen) + (klen if klen > 0 else 0))
-                + (alk_varint_size(vlen) + (vlen if vlen > 0 else 0))
-                + alk_varint_size(nh) + hsize)
-        total = alk_varint_size(body) + body
-        if self._count > 0 and BATCH_OVERHEAD + self._len + total > self._batch_size:
+        cdef Py_ssize_t delta = _append_record(self, ts, key, value, headers)
+        if delta < 0:
             return None
-        if self._len + total > self._cap:
-            self._grow(total)
-        w = self._buf + self._len
-        w = alk_put_varint(w, body)
-        w[0] = 0
-        w += 1
-        w = alk_put_varint(w, delta)
-        w = alk_put_varint(w, self._count)
-        w = alk_put_varint(w, klen)
-        if klen > 0:
-            memcpy(w, kp, klen)
-            w += klen
-        w = alk_put_varint(w, vlen)
-        if vlen > 0:
-            memcpy(w, vp, vlen)
-            w += vlen
-        w = alk_put_varint(w, nh)
-        for i in range(nh):
-            hk, hv = hdrs[i]
-            w = alk_put_varint(w, len(hk))
-            memcpy(w, PyBytes_AS_STRING(hk), len(hk))
-            w += len(hk)
-            if hv is None:
-                w = alk_put_varint(w, -1)
-            else:
-                w = alk_put_varint(w, len(<bytes>hv))
-                memcpy(w, PyBytes_AS_STRING(hv), len(<bytes>hv))
-                w += len(<bytes>hv)
-        self._len += total
-        if self._count == 0:
-            self._first_ts = ts
-            self._max_ts = ts
-        elif ts > self._max_ts:
-            self._max_ts = ts
-        self._count += 1
-        return self._count - 1
+        return delta
 
     cpdef object append(self, object timestamp_ms, object key, object value, object headers=None):
         """Add a record; returns its offset delta, or None when the batch is full."""
@@ -215,17 +235,83 @@ cdef class BatchBuilder:
             raise IllegalStateError("cannot append to a built batch")
         if single:
             ts = _timestamp(timestamps)
+        if (type(values) is ValueBuffer and single and headers is None
+                and (keys is None or type(keys) is list)):
+            return self._append_buffer(values, keys, ts, start)
         for i in range(start, n):
             if not single:
                 ts = _timestamp(timestamps[i])
             if fast:
-                if self._append(ts, None if keys is None else <object>PyList_GET_ITEM(keys, i),
-                                <object>PyList_GET_ITEM(values, i), None) is None:
+                if _append_record(self, ts, None if keys is None else <object>PyList_GET_ITEM(keys, i),
+                                  <object>PyList_GET_ITEM(values, i), None) < 0:
                     break
-            elif self._append(ts, None if keys is None else keys[i], values[i],
-                              None if headers is None else headers[i]) is None:
+            elif _append_record(self, ts, None if keys is None else keys[i], values[i],
+                                None if headers is None else headers[i]) < 0:
                 break
             done += 1
+        return done
+
+    cdef Py_ssize_t _append_buffer(self, object vb, list keys, int64_t ts, Py_ssize_t start) except -1:
+        """``append_many`` of a ValueBuffer's values from ``start``: each copied once, from the buffer
+        into the batch."""
+        cdef Py_buffer data, offs, valid
+        cdef Py_ssize_t i, n, s, e, done = 0, klen, vlen, bit
+        cdef const uchar *kp
+        cdef const uchar *base
+        cdef const uchar *bits = NULL
+        cdef bint wide
+        cdef object key
+        cdef object vv = vb.validity
+        cdef Py_ssize_t vbit = vb.validity_offset
+        PyObject_GetBuffer(vb.data, &data, PyBUF_SIMPLE)
+        try:
+            PyObject_GetBuffer(vb.offsets, &offs, PyBUF_SIMPLE)
+            try:
+                if vv is not None:
+                    PyObject_GetBuffer(vv, &valid, PyBUF_SIMPLE)
+                    bits = <const uchar *>valid.buf
+                try:
+                    wide = vb.offsets.itemsize == 8
+                    n = len(vb.offsets) - 1
+                    if keys is not None and PyList_GET_SIZE(keys) < n:
+                        raise IllegalArgumentError(f"{PyList_GET_SIZE(keys)} keys for {n} values")
+                    if bits != NULL and valid.len * 8 < vbit + n:
+                        raise IllegalArgumentError("ValueBuffer validity bitmap is shorter than its values")
+                    base = <const uchar *>data.buf
+                    for i in range(start, n):
+                        if wide:
+                            s = <Py_ssize_t>(<const int64_t *>offs.buf)[i]
+                            e = <Py_ssize_t>(<const int64_t *>offs.buf)[i + 1]
+                        else:
+                            s = (<const int32_t *>offs.buf)[i]
+                            e = (<const int32_t *>offs.buf)[i + 1]
+                        if s < 0 or e < s or e > data.len:
+                            raise IllegalArgumentError(
+                                f"ValueBuffer value {i}: offsets {s}..{e} outside 0..{data.len}")
+                        vlen = e - s
+                        if bits != NULL:
+                            bit = vbit + i
+                            if not (bits[bit >> 3] >> (bit & 7)) & 1:
+                                vlen = -1
+                        kp = NULL
+                        klen = -1
+                        if keys is not None:
+                            key = <object>PyList_GET_ITEM(keys, i)
+                            if key is not None:
+                                if not PyBytes_CheckExact(key):
+                                    key = to_bytes(key, "key")
+                                kp = <const uchar *>PyBytes_AS_STRING(key)
+                                klen = PyBytes_GET_SIZE(key)
+                        if _put_record(self, ts, kp, klen, base + s, vlen, None, 0, 0) < 0:
+                            break
+                        done += 1
+                finally:
+                    if bits != NULL:
+                        PyBuffer_Release(&valid)
+            finally:
+                PyBuffer_Release(&offs)
+        finally:
+            PyBuffer_Release(&data)
         return done
 
     def build(self):

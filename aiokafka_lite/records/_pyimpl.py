@@ -27,6 +27,7 @@ from ._types import (
     encode_headers,
     to_bytes,
 )
+from .value_buffer import ValueBuffer
 
 __all__ = [
     "BatchBuilder",
@@ -51,8 +52,11 @@ def _zigzag(value: int) -> int:
     return ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
 
 
-def longest_plain(items: Iterable[Any]) -> int:
-    """The longest of ``items`` when each is bytes or None (None counts 0), else -1."""
+def longest_plain(items: Iterable[Any] | ValueBuffer) -> int:
+    """The longest of ``items`` when each is bytes or None (None counts 0), else -1. A ValueBuffer's
+    offsets are checked on the way (IllegalArgumentError)."""
+    if type(items) is ValueBuffer:
+        return items.longest()
     longest = 0
     for x in items:
         if x is None:
@@ -243,7 +247,7 @@ class BatchBuilder:
         self._count += 1
         return self._count - 1
 
-    def append_many(self, values: Sequence[Any], keys: Sequence[Any] | None = None,
+    def append_many(self, values: Sequence[Any] | ValueBuffer, keys: Sequence[Any] | None = None,
                     timestamps: int | Sequence[int | None] | None = None,
                     headers: Sequence[Headers] | None = None, start: int = 0) -> int:
         """Append ``values[start:]`` (with matching keys, timestamps, headers) until the batch is full.

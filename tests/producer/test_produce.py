@@ -123,6 +123,40 @@ async def test_send_many(broker: EmbeddedBroker, new_topic: Callable[..., str]) 
     assert len({m.partition for m in keyless.metadata()}) == 3  # type: ignore[union-attr]
 
 
+async def test_send_many_from_one_buffer(broker: EmbeddedBroker, new_topic: Callable[..., str]) -> None:
+    """send_many's buffer input: a ValueBuffer and pyarrow arrays (nulls, a slice, large offsets) are
+    produced as the values they hold, keyless, keyed and pinned, and read back equal."""
+    import pyarrow as pa
+
+    topic = new_topic()
+    await asyncio.to_thread(create_topic, broker.bootstrap, topic, 3)
+    values = [b"%05d-" % i + b"v" * (i % 50) if i % 7 else None for i in range(3000)]
+    data = b"".join(v for v in values if v is not None)
+    offsets, pos = [0], 0
+    for v in values:
+        pos += len(v) if v is not None else 0
+        offsets.append(pos)
+    plain = [v if v is not None else b"" for v in values]  # a ValueBuffer without validity: empty values
+    arr = pa.array(values, type=pa.large_binary())
+    keys = [b"k%d" % (i % 11) for i in range(1000)]
+    async with Producer(bootstrap_servers=broker.bootstrap, batch_size=4000, linger_ms=5) as p:
+        b1 = await p.send_many(topic, records.ValueBuffer(data, offsets))
+        b2 = await p.send_many(topic, arr.slice(1000, 1000), keys)
+        b3 = await p.send_many(topic, pa.array(values[:500], type=pa.binary()), partition=1)
+        assert (await b1, await b2, await b3) == (3000, 1000, 500)
+        with pytest.raises(IllegalArgumentError):  # an offset past the data: refused before any append
+            await p.send_many(topic, records.ValueBuffer(b"abc", [0, 2, 9]))
+    got = await aread_confluent(broker.bootstrap, topic, 4500)
+    by_pos = {(g.partition, g.offset): g for g in got}
+    for bulk, want, want_keys in ((b1, plain, None), (b2, values[1000:2000], keys), (b3, values[:500], None)):
+        for i, md in enumerate(bulk.metadata()):
+            assert isinstance(md, RecordMetadata)
+            g = by_pos[(md.partition, md.offset)]
+            assert g.value == want[i]
+            assert g.key == (want_keys[i] if want_keys is not None else None)
+    assert {m.partition for m in b3.metadata()} == {1}  # type: ignore[union-attr]
+
+
 async def test_keyless_records_are_sticky_per_batch(tansu: EmbeddedBroker,
                                                     new_topic: Callable[..., str]) -> None:
     topic = new_topic()

@@ -15,7 +15,6 @@ from aiokafka_lite.producer.append import FIRST_RESERVE
 from aiokafka_lite.producer.core import TopicInfo
 from aiokafka_lite.producer.doorbell import Doorbell
 from aiokafka_lite.producer.memory import MemoryPool
-from aiokafka_lite.records import BATCH_OVERHEAD
 
 BATCH = 256 * 1024
 
@@ -100,8 +99,9 @@ async def test_a_new_batch_rings_only_a_sleeper_that_would_wake_later() -> None:
 
 async def test_a_store_sized_from_the_last_batch_is_reserved_whole_or_not_at_all() -> None:
     """A partition's new batch starts its store at the size its last batch reached (no doubling
-    copies), and reserves that size at once, so buffer_memory still bounds what stores hold; with
-    too little memory free it starts small, as any batch does."""
+    copies), the whole batch_size when that one filled most of it (one record more than the last
+    batch held would double the store), and reserves that at once, so buffer_memory still bounds
+    what stores hold; with too little memory free it starts small, as any batch does."""
     loop = asyncio.get_running_loop()
     pool = MemoryPool(4 << 20)
     acc = RecordAccumulator(batch_size=BATCH, linger_ms=5000, compression=0, pool=pool, loop=loop,
@@ -118,7 +118,7 @@ async def test_a_store_sized_from_the_last_batch_is_reserved_whole_or_not_at_all
     acc.complete(first)
     assert pool.used == 0
     second, _, opened = await acc.append_record(info, 0, 1, None, b"x", None, 1, max_block=0.05)
-    assert opened and second.reserved == last + BATCH_OVERHEAD and pool.used == second.reserved
+    assert opened and second.reserved == BATCH and pool.used == second.reserved  # last > BATCH / 2
     assert second.builder is not None and second.builder.batch_size == FIRST_RESERVE  # full at the same point
     for _ in range(24):  # fills to batch_size reserving nothing more, within what the store holds
         await acc.append_record(info, 0, 1, None, value, None, 10_000, max_block=0.05)

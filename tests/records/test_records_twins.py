@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from array import array
+
+import pyarrow as pa
+import pytest
 from _records_helpers import IMPLS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aiokafka_lite.errors import CorruptRecordError
+from aiokafka_lite.errors import CorruptRecordError, IllegalArgumentError
 
 CORE, PY = IMPLS["cython"], IMPLS["python"]
 
@@ -121,3 +125,82 @@ def test_longest_plain_twins_agree(items: list, as_tuple: bool) -> None:
     assert CORE.longest_plain(seq) == PY.longest_plain(seq) == expected
     assert CORE.longest_plain(iter(items)) == expected
     assert CORE.longest_plain([bytearray(b"x")]) == PY.longest_plain([bytearray(b"x")]) == -1
+
+
+values_st = st.lists(st.none() | st.binary(max_size=200), min_size=1, max_size=40)
+
+
+def _as_buffer(impl: object, values: list, wide: bool, pad: int) -> object:
+    """``values`` end to end in one buffer (``pad`` junk bytes before the first), Arrow's layout."""
+    data = bytearray(b"\xee" * pad)
+    offsets = [pad]
+    validity = bytearray((len(values) + 7) // 8)
+    for i, v in enumerate(values):
+        if v is not None:
+            data += v
+            validity[i >> 3] |= 1 << (i & 7)
+        offsets.append(len(data))
+    off = array("q" if wide else "i", offsets)
+    has_null = any(v is None for v in values)
+    return impl.ValueBuffer(bytes(data), off, validity if has_null else None)  # type: ignore[attr-defined]
+
+
+@settings(max_examples=150, deadline=None)
+@given(values=values_st, keyed=st.booleans(), wide=st.booleans(), pad=st.integers(0, 5),
+       batch_size=st.integers(0, 3000), start=st.integers(0, 5), data=st.data())
+def test_value_buffer_twins_agree(values: list, keyed: bool, wide: bool, pad: int, batch_size: int,
+                                  start: int, data: st.DataObject) -> None:
+    """send_many's buffer input: each core builds from a ValueBuffer the very batches it builds from the
+    same values as a list of bytes, and the two cores agree (batch by batch, as the batch fills)."""
+    keys = [data.draw(st.none() | st.binary(max_size=10)) for _ in values] if keyed else None
+    start = min(start, len(values) - 1)
+    out = {}
+    for impl in (CORE, PY):
+        for form in ("buffer", "list"):
+            vals = _as_buffer(impl, values, wide, pad) if form == "buffer" else values
+            batches, pos = [], start
+            while pos < len(values):
+                b = impl.BatchBuilder(0, batch_size)  # type: ignore[attr-defined]
+                n = b.append_many(vals, keys, 1_700_000_000_000, None, pos)
+                assert n >= 1
+                pos += n
+                batches.append(b.build())
+            out[impl.__name__, form] = batches
+    assert len({tuple(v) for v in out.values()}) == 1
+    got = [r.value for raw in out[CORE.__name__, "buffer"] for r in CORE.read_batches(raw)[0].records]
+    assert got == values[start:]
+    assert CORE.longest_plain(_as_buffer(CORE, values, wide, pad)) == PY.longest_plain(
+        _as_buffer(PY, values, wide, pad)) == max((len(v) for v in values if v is not None), default=0)
+
+
+@pytest.mark.parametrize("offsets", [[0, 4], [2, 1, 3], [-1, 2], [0, 1, 9]])
+def test_value_buffer_offsets_outside_the_data_are_refused(offsets: list[int]) -> None:
+    """Offsets that decrease or leave the data raise IllegalArgumentError in both cores, never read
+    outside the buffer."""
+    for impl in (CORE, PY):
+        vb = impl.ValueBuffer(b"abc", offsets)  # type: ignore[attr-defined]
+        with pytest.raises(IllegalArgumentError):
+            impl.longest_plain(vb)
+        with pytest.raises(IllegalArgumentError):
+            impl.BatchBuilder(0, 1 << 20).append_many(vb, None, 1)  # type: ignore[attr-defined]
+
+
+def test_value_buffer_reads_arrow_arrays_where_they_are() -> None:
+    """A pyarrow binary, large binary or string array (sliced, with nulls) is read through its own
+    buffers: the batch holds its values."""
+    from aiokafka_lite.records import ValueBuffer
+
+    values = [b"a", None, b"", b"xyz" * 30, "é".encode(), None, b"q"]
+    for typ in (pa.binary(), pa.large_binary()):
+        arr = pa.array(values, type=typ)
+        for piece in (arr, arr.slice(1), arr.slice(3, 3)):
+            vb = ValueBuffer.from_arrow(piece)
+            assert list(vb) == piece.to_pylist()
+            for impl in (CORE, PY):
+                b = impl.BatchBuilder(0, 1 << 20)  # type: ignore[attr-defined]
+                assert b.append_many(vb, None, 5) == len(piece)
+                assert [r.value for r in impl.read_batches(b.build())[0].records] == piece.to_pylist()
+    strings = pa.array(["x", None, "yz"], type=pa.large_string())
+    assert list(ValueBuffer.from_arrow(strings)) == [b"x", None, b"yz"]
+    with pytest.raises(IllegalArgumentError):
+        ValueBuffer.from_arrow(pa.array([1, 2]))
