@@ -291,7 +291,7 @@ class Sender:
             self._connect_errors[node] = exc
             log.debug("connect to node %s failed: %s", node, exc)
             self._request_metadata()  # metadata trigger 4: a broker went away, its leaders may move
-            await asyncio.sleep(self.retry_backoff)
+            # No sleep here: the next attempt waits out the pool's reconnect backoff (net/pool.py).
         finally:
             self._connecting.discard(node)
             self.wakeup()

@@ -295,3 +295,25 @@ async def test_transaction_coordinator_moves_to_a_broker_never_connected(
         await asyncio.wait_for(p.commit_transaction(), 15)
     got = await aread_confluent(mc.bootstrap, topic, 2, isolation="read_committed")
     assert [g.value for g in got] == [b"one", b"two"]
+
+
+async def test_reconnecting_to_a_leader_waits_reconnect_backoff_not_retry_backoff(
+        mock_cluster: Callable[..., Any], new_topic: Callable[..., str]) -> None:
+    """A leader that was down is reconnected on ``reconnect_backoff_ms`` (the connection pool's own backoff),
+    so records flow again soon after it is back; ``retry_backoff_ms`` governs retried requests, and stacking
+    it on every failed connect held the node for that long after each attempt."""
+    mc = mock_cluster(1)
+    topic = new_topic()
+    mc.create_topic(topic, partitions=1, replication_factor=1)
+    async with Producer(bootstrap_servers=mc.bootstrap, linger_ms=0, retry_backoff_ms=10_000,
+                        reconnect_backoff_ms=20, reconnect_backoff_max_ms=50,
+                        delivery_timeout_ms=60_000) as p:
+        await p.send_and_wait(topic, b"warm-up")
+        mc.set_down()
+        await asyncio.sleep(0.3)  # the producer sees its connection closed: the record below finds none
+        fut = await p.send(topic, b"while down")
+        await asyncio.sleep(0.5)  # connect attempts fail meanwhile (the record is never in flight)
+        assert not fut.done()
+        mc.set_up()
+        md = await asyncio.wait_for(fut, 3.0)
+        assert md.offset == 1
