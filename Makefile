@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-lane-main test-lane-spark test-lane-py313 test-lane-pure test-fast bench lint typecheck generate docs clean sysdeps venv venv313
+.PHONY: demo test test-lane-main test-lane-py313 test-lane-pure test-fast bench lint typecheck generate docs clean sysdeps venv venv313
 
 EXT_SOURCES := $(shell find aiokafka_lite -name '*.pyx' -o -name '*.pxi' -o -name '*.pxd')
 
@@ -44,11 +44,10 @@ sysdeps:
 demo: $(STAMP)
 	$(PY) -m aiokafka_lite.demo
 
-# Four lanes side by side, each spreading its tests over pytest-xdist workers (the suite waits on brokers,
-# timeouts and child processes more than it computes, so more workers than cores pay; every worker starts its
-# own brokers and mock clusters, each on a free port of its own):
-# * main: the whole suite on asyncio's own loop under Python 3.11, except what runs Spark;
-# * spark: what runs Spark (SPARK_TESTS), under Python 3.11 too, over SPARK_WORKERS workers;
+# Three lanes side by side, each spreading its tests over TEST_WORKERS pytest-xdist workers (the suite waits
+# on brokers, timeouts and child processes more than it computes, so more workers than cores pay; every
+# worker starts its own brokers and mock clusters, each on a free port of its own):
+# * main: the whole suite on asyncio's own loop under Python 3.11 (what runs Spark last, see SPARK_TESTS);
 # * py313: builds the Python 3.13 venv (beside the 3.11 one), then every test that runs an event
 #   loop again on uvloop under Python 3.13 with the compiled hot path built for it, and the records tests;
 # * pure: the hot-path tests on the pure-Python twin, then the sample application's own suite
@@ -63,33 +62,27 @@ PY313_TESTS := $(UVLOOP_TESTS) tests/records
 # exercise it, so both builds stay correct (the twin tests also hold them byte-identical).
 PURE_TESTS := tests/records tests/producer tests/consumer
 
-# What runs Spark (local sessions, a standalone cluster, Spark Connect, the docs' Spark examples) has a lane of
-# its own, beside the others, over SPARK_WORKERS workers: the tests on the shared local session stay together
-# on one, the docs on one (tests/conftest.py groups them), so at most SPARK_WORKERS Spark workloads run at once.
-# A Spark streaming query starts a fresh Python process that must connect back to the JVM within 10 s, a bound
-# fixed in Spark ("Python worker failed to connect back" on a starved machine); tests/spark/conf stops the
-# Spark JVMs' JIT at C1, whose compiler threads took the CPU such a process needs (DEVELOPERS.md).
+# What runs Spark (local sessions, a standalone cluster, Spark Connect, the docs' Spark examples) runs last in
+# the main lane, in one process: a streaming query's Python runner must connect back to the JVM within 10 s, a
+# bound fixed in Spark, and beside the other lanes' workers it did not ("Python worker failed to connect back",
+# DEVELOPERS.md). tests/spark/conf stops the Spark JVMs' JIT at C1, which leaves them less CPU to take.
 SPARK_TESTS := tests/spark tests/test_docs_blocks.py
-SPARK_WORKERS ?= 2
 
-TEST_JOBS ?= 4
+TEST_JOBS ?= 3
 TEST_WORKERS ?= 5
 # --dist loadgroup: tests are handed out one by one, but a module sharing a module-scoped fixture (a Spark
 # session, a TLS or SASL front) stays on one worker (tests/conftest.py groups it).
 XDIST := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
 PYTEST := -m pytest -q -p no:cacheprovider $(XDIST)
-SPARK_XDIST := $(if $(filter 0,$(TEST_WORKERS) $(SPARK_WORKERS)),,-n $(SPARK_WORKERS) --dist loadgroup)
 
 # Each lane builds the venv it needs: on a fresh clone the two venvs are built at once (setup.py lets one
 # build at a time generate and compile the extension), and the 3.13 one is not waited for by the others.
 test: sysdeps
-	$(MAKE) --no-print-directory -j$(TEST_JOBS) -O test-lane-main test-lane-spark test-lane-py313 test-lane-pure
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) -O test-lane-main test-lane-py313 test-lane-pure
 
 test-lane-main: $(STAMP)
 	$(PY) $(PYTEST) $(addprefix --ignore=,$(SPARK_TESTS))
-
-test-lane-spark: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider $(SPARK_XDIST) $(SPARK_TESTS)
+	$(PY) -m pytest -q -p no:cacheprovider $(SPARK_TESTS)
 
 test-lane-py313: $(STAMP313)
 	AIOKAFKA_LITE_LOOP=uvloop $(PY313) $(PYTEST) $(PY313_TESTS)
