@@ -33,6 +33,10 @@ from aiokafka_lite.testing.pytest_plugin import run_broker
 # overriding ``event_loop_policy`` in favour of this hook; it is only defined when asked for, so the
 # default run keeps pytest-asyncio's own loop handling untouched.
 
+# Every Spark JVM a test starts (local sessions, the standalone cluster, Spark Connect, the docs' examples in
+# their own interpreters) reads its defaults from tests/spark/conf: JVM settings only (see the files there).
+os.environ.setdefault("SPARK_CONF_DIR", str(Path(__file__).resolve().parent / "spark" / "conf"))
+
 LOOP = os.environ.get("AIOKAFKA_LITE_LOOP", "asyncio").strip().lower() or "asyncio"
 if LOOP not in ("asyncio", "uvloop"):
     raise pytest.UsageError(f"AIOKAFKA_LITE_LOOP must be 'asyncio' or 'uvloop', got {LOOP!r}")

@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 from ..errors import IllegalStateError, KafkaTimeoutError
 
-__all__ = ["WorkerLoop", "config_key", "worker_loop"]
+__all__ = ["WorkerLoop", "close_worker_loop", "config_key", "worker_loop"]
 
 T = TypeVar("T")
 
@@ -152,10 +152,15 @@ def worker_loop() -> WorkerLoop:
         return _current
 
 
-def _close_at_exit() -> None:
-    loop = _current
+def close_worker_loop(timeout: float = 5.0) -> None:
+    """Close this process's clients and stop its loop, if it has one (a later ``worker_loop()`` starts
+    afresh). A cached client otherwise lives as long as the process: once its cluster is gone, its
+    metadata refresh retries for that long. Registered to run at interpreter exit."""
+    global _current
+    with _lock:
+        loop, _current = _current, None
     if loop is not None:
-        loop.close(timeout=5.0)
+        loop.close(timeout=timeout)
 
 
-atexit.register(_close_at_exit)
+atexit.register(close_worker_loop)

@@ -42,6 +42,17 @@ def spark() -> Iterator[Any]:
         session.stop()
 
 
+@pytest.fixture(autouse=True)
+def _no_client_outlives_its_test() -> Iterator[None]:
+    """Tests that drive the readers or ``SourceClient`` in this process run them on its worker loop, whose
+    clients are cached for the process's life: once the test's own broker or mock cluster is gone, they
+    would retry metadata until pytest exits. Each test's clients are closed after it."""
+    yield
+    from aiokafka_lite.spark._client_cache import close_worker_loop
+
+    close_worker_loop()
+
+
 @pytest.fixture
 def bootstrap(broker: EmbeddedBroker) -> str:
     return broker.bootstrap

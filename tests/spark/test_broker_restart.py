@@ -8,6 +8,7 @@ source keeps polling for ``kafkaConsumer.pollTimeoutMs`` (120 s by default), and
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -243,3 +244,26 @@ def test_batch_write_during_restart(spark: Any, own_noida: EmbeddedBroker,
         timer.join()
     values = [v for _p, _o, _k, v in read_all(bootstrap, topic)]
     assert (len(values), len(set(values))) == (3000, 3000)
+
+
+def test_closed_worker_loop_leaves_no_client_retrying(own_noida: EmbeddedBroker,
+                                                      new_topic: Callable[..., str],
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    """``close_worker_loop()`` (after every test here, and at interpreter exit) stops the process's cached
+    clients: once their broker is gone, none of them goes on refreshing metadata."""
+    from aiokafka_lite.spark._client_cache import close_worker_loop, worker_loop
+    from aiokafka_lite.spark._source_client import SourceClient
+
+    topic = new_topic()
+    create_topic(own_noida.bootstrap, topic, 1)
+    settings = {"bootstrap_servers": own_noida.bootstrap, "client_id": f"closed-{topic}"}
+    loop = worker_loop()
+    client = loop.run(SourceClient.get(settings), 60)
+    assert loop.run(client.partitions(_subscribe(topic)), 60)
+    close_worker_loop()
+    assert not loop.alive and not client.client.started
+    with caplog.at_level(logging.DEBUG, logger="aiokafka_lite"):
+        own_noida.stop(grace=5.0)
+        time.sleep(1.5)  # a live client notices the broken connection at once and retries within 1 s
+    assert not [r for r in caplog.records if "metadata" in r.getMessage()], caplog.text[-2000:]
+    assert worker_loop() is not loop and worker_loop().alive  # the next use starts a fresh loop
