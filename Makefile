@@ -70,7 +70,7 @@ PURE_TESTS := tests/records tests/producer tests/consumer
 # take the CPU the Spark lane leaves, and the Spark lane's JVMs and Python runners are never starved by them.
 # tests/spark/conf stops the Spark JVMs' JIT at C1, which leaves them less CPU to take.
 SPARK_TESTS := tests/spark tests/test_docs_blocks.py
-LOW ?= nice -n 10
+LOW ?= nice -n 5
 
 TEST_JOBS ?= 4
 TEST_WORKERS ?= 5

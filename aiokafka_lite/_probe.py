@@ -80,17 +80,20 @@ def _recv_exact(sock: socket.socket, n: int, where: str) -> bytes:
 
 
 async def aprobe_api_versions(host: str, port: int, timeout: float = 2.0) -> dict[int, tuple[int, int]]:
-    """Async twin of :func:`probe_api_versions`."""
+    """Async twin of :func:`probe_api_versions`. One ``asyncio.timeout`` bounds the whole probe: on
+    Python 3.11, ``wait_for`` around a step that failed just as the caller was cancelled returned the
+    step's error and dropped the cancellation, so a cancelled ``astart()`` kept probing to its deadline."""
     where = f"{host}:{port}"
     correlation_id = 0x4B4C
     writer: asyncio.StreamWriter | None = None
     try:
-        reader, stream = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
-        writer = stream
-        stream.write(_api_versions_request(correlation_id))
-        await asyncio.wait_for(stream.drain(), timeout)
-        size = _frame_size(await asyncio.wait_for(reader.readexactly(4), timeout), where)
-        payload = await asyncio.wait_for(reader.readexactly(size), timeout)
+        async with asyncio.timeout(timeout):
+            reader, stream = await asyncio.open_connection(host, port)
+            writer = stream
+            stream.write(_api_versions_request(correlation_id))
+            await stream.drain()
+            size = _frame_size(await reader.readexactly(4), where)
+            payload = await reader.readexactly(size)
     except asyncio.IncompleteReadError as exc:
         raise KafkaConnectionError(f"{where}: connection closed mid-answer") from exc
     except (OSError, asyncio.TimeoutError) as exc:

@@ -399,6 +399,8 @@ class BrokerConnection(asyncio.BufferedProtocol):
         """
         if self._closed:
             raise self._closed_error()
+        if not auth and self.reauth.due <= self._loop.time():
+            self.reauth.start()
         if self._gate is not None and not auth:
             await self._pass_gate()
         if not expect_response:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import random
 from typing import TYPE_CHECKING
 
@@ -49,6 +50,9 @@ class Reauthenticator:
         self._timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
         self._lifetime = 0.0
+        #: Loop time at which re-authentication is due (inf: none is). send() checks it, because a loop
+        #: that ran late wakes its I/O callbacks before its timers: a request could go out first.
+        self.due = math.inf
 
     def schedule(self, session_lifetime_ms: int) -> None:
         """Arm re-authentication for a session of ``session_lifetime_ms`` (0: the session never ends)."""
@@ -57,25 +61,30 @@ class Reauthenticator:
         self._lifetime = session_lifetime_ms / 1000
         share = random.uniform(*REAUTH_WINDOW)
         loop = asyncio.get_running_loop()
-        self._timer = loop.call_later(session_lifetime_ms / 1000 * share, self._start)
+        delay = session_lifetime_ms / 1000 * share
+        self.due = loop.time() + delay
+        self._timer = loop.call_later(delay, self.start)
 
     def cancel(self) -> None:
         """Called when the connection closes. A running re-authentication is not cancelled: it ends
         by itself once its requests fail with the close, and first records why the broker refused."""
+        self.due = math.inf
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
 
-    def _start(self) -> None:
-        self._timer = None
+    def start(self) -> None:
+        """Begin now (the timer, or send() finding it due): the gate closes at once, so no request
+        goes out between this call and the exchange."""
+        self.cancel()
         if not self.conn.closed:
-            self._task = asyncio.get_running_loop().create_task(self._run())
+            gate = self.conn.close_gate()
+            self._task = asyncio.get_running_loop().create_task(self._run(gate))
 
-    async def _run(self) -> None:
+    async def _run(self, gate: asyncio.Future[None]) -> None:
         from .handshake import authenticate  # handshake imports connection, which imports this
 
         conn = self.conn
-        gate = conn.close_gate()
         try:
             while conn.in_flight or conn.busy_slots:  # let the requests already sent complete
                 if conn.closed:

@@ -98,6 +98,28 @@ async def test_reauth_keeps_the_connection(
     assert _check_counts(sessions, asyncio.get_running_loop().time(), LIFETIME_MS / 1000) >= 1
 
 
+async def test_a_late_loop_reauthenticates_before_its_next_request(
+    reauth_broker: SaslBroker, make_config: Callable[..., Config]
+) -> None:
+    """The loop ran late, past the session's end (a starved process): the next request finds the
+    re-authentication due and waits for it. A late loop runs what it was doing before its timers, so
+    without that check the request went out first, on an ended session, and the broker closed the
+    connection (Kafka accepts a SaslHandshake after the end, as the front does)."""
+    front = reauth_broker.front
+    expired = front.expired
+    async with KafkaClient(make_config(reauth_broker.bootstrap, **_sasl("PLAIN"))) as client:
+        (broker,) = client.cluster.brokers()
+        await client.send(broker.node_id, MetadataRequest(topics=[]))
+        conn = client.connection(broker.node_id)
+        assert conn is not None and conn.reauth.count == 0
+        time.sleep(LIFETIME_MS / 1000 + 0.3)  # noqa: ASYNC251 (the point: the loop is blocked past the end)
+        response = await client.send(broker.node_id, MetadataRequest(topics=[]))
+        assert response.cluster_id == "tansu_cluster"
+        assert client.connection(broker.node_id) is conn and not conn.closed
+        assert conn.reauth.count == 1
+    assert front.expired == expired
+
+
 async def test_without_reauth_the_session_end_kills_the_connection(
     reauth_broker: SaslBroker, make_config: Callable[..., Config], monkeypatch: pytest.MonkeyPatch
 ) -> None:
