@@ -41,7 +41,7 @@ from .heartbeat import ClassicHeartbeat
 from .heartbeat_driver import HeartbeatDriver
 from .leader_assign import explain_inconsistent, leader_assign
 from .listener import call_listener
-from .membership import GroupMembership
+from .membership import GroupMembership, ProtocolParts
 from .subscription import SubscriptionState, SubscriptionType
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,7 @@ class _Rejoin(Exception):
     """Internal: the join/sync round must start over (after adjusting member id or coordinator)."""
 
 
-class ClassicProtocol(Stateful[ClassicState]):
+class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
     """The classic protocol of one consumer's membership (the Java ConsumerCoordinator's join, sync and
     assignment): a :class:`.membership.GroupProtocol`."""
 
@@ -84,16 +84,10 @@ class ClassicProtocol(Stateful[ClassicState]):
 
     def __init__(self, membership: GroupMembership, client: cv.ConsumerClient,
                  subscription: SubscriptionState, config: Any, assignors: list[Assignor]) -> None:
-        self._m = membership
-        self._client = client
-        self._subs = subscription
-        self.session = membership.session
-        self.group_id = membership.group_id
+        super().__init__(membership, client, subscription)
         self.group_instance_id = membership.group_instance_id
         self._request_timeout = membership.request_timeout
         self.member_id = ""
-        self.generation = -1
-        self._leave_task: asyncio.Task[None] | None = None
         self._session_timeout_ms: int = config.session_timeout_ms
         #: The pause before the second JoinGroup of a cooperative rebalance (docs/consumer.md).
         self._retry_backoff = config.retry_backoff_ms / 1000.0

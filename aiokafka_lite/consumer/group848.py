@@ -29,7 +29,7 @@ from .group_rules import Outcome, verdict
 from .heartbeat_driver import HeartbeatDriver, heartbeat_version
 from .listener import call_listener
 from .member848 import ConsumerGroupMember, MemberState
-from .membership import GroupMembership
+from .membership import GroupMembership, ProtocolParts
 from .subscription import SubscriptionState, SubscriptionType
 
 log = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ _DEFAULT_INTERVAL = 5.0
 CLASSIC_ONLY_SETTINGS = ("partition_assignment_strategy", "session_timeout_ms", "heartbeat_interval_ms")
 
 
-class KIP848Protocol:
+class KIP848Protocol(ProtocolParts):
     """The KIP-848 protocol of one consumer's membership (a :class:`.membership.GroupProtocol`): heartbeats,
     incremental reconciliation, epochs on commits."""
 
@@ -51,19 +51,12 @@ class KIP848Protocol:
     def __init__(self, membership: GroupMembership, client: cv.ConsumerClient,
                  subscription: SubscriptionState, config: Any, assignors: list[Assignor]) -> None:
         # ``assignors`` are the classic protocol's: in KIP-848 the coordinator assigns.
-        self._m = membership
-        self._client = client
-        self._subs = subscription
-        self.session = membership.session
-        self.group_id = membership.group_id
+        super().__init__(membership, client, subscription)
         self.member = ConsumerGroupMember(
             self.group_id, instance_id=config.group_instance_id, rack_id=membership.client_rack,
             rebalance_timeout_ms=membership.rebalance_timeout_ms,
             server_assignor=config.group_remote_assignor)
         self.member_id = self.member.member_id
-        #: The member epoch while it has one (the commit plumbing's generation). -1: none.
-        self.generation = -1
-        self._leave_task: asyncio.Task[None] | None = None
         self._driver = HeartbeatDriver(self.session, self, self.member, client, config, _DEFAULT_INTERVAL)
         #: No heartbeat before this, urgent or not: a member fenced again and again (librdkafka's mock
         #: answers a second live static member so) must not rejoin in a tight loop.

@@ -98,6 +98,22 @@ class GroupProtocol(Protocol):
         """An auto-commit now would queue behind a request the coordinator holds (classic JoinGroup)."""
 
 
+class ProtocolParts:
+    """What each protocol strategy keeps of the membership it serves, set once: the references both
+    strategies read on every round, and their identity before a first join."""
+
+    def __init__(self, membership: GroupMembership, client: cv.ConsumerClient,
+                 subscription: SubscriptionState) -> None:
+        self._m = membership
+        self._client = client
+        self._subs = subscription
+        self.session = membership.session
+        self.group_id = membership.group_id
+        #: The generation (classic) or member epoch (KIP-848) commits carry. -1: none.
+        self.generation = -1
+        self._leave_task: asyncio.Task[None] | None = None
+
+
 class GroupMembership:
     """One consumer's membership in one group, whatever its protocol (``self.protocol``)."""
 
