@@ -172,20 +172,25 @@ async def test_cooperative_sticky_never_revokes_what_stays(broker: Any, new_topi
     listeners = [Recorder() for _ in range(3)]
     members = [Consumer(bootstrap_servers=broker.bootstrap, group_id=group,
                         partition_assignment_strategy="cooperative-sticky", **FAST_GROUP) for _ in range(3)]
-    for m, lis in zip(members[:2], listeners[:2], strict=True):
-        await m.start()
-        m.subscribe([topic], listener=lis)
     try:
+        # The first member holds all six alone, then gives three to the second (its revocations so far).
+        await members[0].start()
+        members[0].subscribe([topic], listener=listeners[0])
+        await wait_assigned(members[:1], [6], 20)
+        await members[1].start()
+        members[1].subscribe([topic], listener=listeners[1])
         await wait_assigned(members[:2], [3, 3], 20)
         before = [m.assignment() for m in members[:2]]
+        starts = [len(lis.revoked) for lis in listeners[:2]]
+        assert len(set().union(*listeners[0].revoked)) == 3
         # A started member joins in the background (polled or not): the third one comes now.
         await members[2].start()
         members[2].subscribe([topic], listener=listeners[2])
         await wait_assigned(members, [2, 2, 2], 30)
-        for m, lis, had in zip(members[:2], listeners[:2], before, strict=True):
+        for m, lis, had, start in zip(members[:2], listeners[:2], before, starts, strict=True):
             kept = had & m.assignment()
             assert len(kept) == 2, "a sticky member keeps 2 of its 3 partitions"
-            revoked = set().union(*lis.revoked) if lis.revoked else set()
+            revoked = set().union(*lis.revoked[start:])
             assert len(revoked) == 1 and not revoked & kept
         assert not any(lis.lost for lis in listeners)
         final = [m.assignment() for m in members[:2]]
