@@ -8,8 +8,9 @@ a connection whose session ended when its next request arrives (as Kafka's Socke
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from aiokafka_lite.config import Config
 from aiokafka_lite.consumer import Consumer
 from aiokafka_lite.errors import AuthenticationFailedError, KafkaConnectionError
 from aiokafka_lite.net import KafkaClient
+from aiokafka_lite.net.connection import BrokerConnection
 from aiokafka_lite.net.reauth import Reauthenticator
 from aiokafka_lite.producer import Producer
 from aiokafka_lite.protocol.messages.metadata import MetadataRequest
@@ -79,19 +81,26 @@ async def _busy_metadata(client: KafkaClient, node: int, seconds: float) -> int:
     return done
 
 
+@contextlib.asynccontextmanager
+async def _connected(config: Config) -> AsyncIterator[tuple[KafkaClient, int, BrokerConnection]]:
+    """A client, its one broker's node id and the connection a first request opened to it."""
+    async with KafkaClient(config) as client:
+        (broker,) = client.cluster.brokers()
+        await client.send(broker.node_id, MetadataRequest(topics=[]))
+        conn = client.connection(broker.node_id)
+        assert conn is not None
+        yield client, broker.node_id, conn
+
+
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
 async def test_reauth_keeps_the_connection(
     reauth_broker: SaslBroker, make_config: Callable[..., Config], mechanism: str
 ) -> None:
     front = reauth_broker.front
     first, expired = len(front.sessions), front.expired
-    async with KafkaClient(make_config(reauth_broker.bootstrap, **_sasl(mechanism))) as client:
-        (broker,) = client.cluster.brokers()
-        await client.send(broker.node_id, MetadataRequest(topics=[]))
-        conn = client.connection(broker.node_id)
-        assert conn is not None
-        await _busy_metadata(client, broker.node_id, 3.0)
-        assert client.connection(broker.node_id) is conn and not conn.closed
+    async with _connected(make_config(reauth_broker.bootstrap, **_sasl(mechanism))) as (client, node, conn):
+        await _busy_metadata(client, node, 3.0)
+        assert client.connection(node) is conn and not conn.closed
         assert conn.reauth.count >= 1
     sessions = front.sessions[first:]
     assert front.expired == expired  # (the front is shared by this module's tests)
@@ -107,15 +116,12 @@ async def test_a_late_loop_reauthenticates_before_its_next_request(
     connection (Kafka accepts a SaslHandshake after the end, as the front does)."""
     front = reauth_broker.front
     expired = front.expired
-    async with KafkaClient(make_config(reauth_broker.bootstrap, **_sasl("PLAIN"))) as client:
-        (broker,) = client.cluster.brokers()
-        await client.send(broker.node_id, MetadataRequest(topics=[]))
-        conn = client.connection(broker.node_id)
-        assert conn is not None and conn.reauth.count == 0
+    async with _connected(make_config(reauth_broker.bootstrap, **_sasl("PLAIN"))) as (client, node, conn):
+        assert conn.reauth.count == 0
         time.sleep(LIFETIME_MS / 1000 + 0.3)  # noqa: ASYNC251 (the point: the loop is blocked past the end)
-        response = await client.send(broker.node_id, MetadataRequest(topics=[]))
+        response = await client.send(node, MetadataRequest(topics=[]))
         assert response.cluster_id == "tansu_cluster"
-        assert client.connection(broker.node_id) is conn and not conn.closed
+        assert client.connection(node) is conn and not conn.closed
         assert conn.reauth.count == 1
     assert front.expired == expired
 
@@ -127,14 +133,10 @@ async def test_without_reauth_the_session_end_kills_the_connection(
     monkeypatch.setattr(Reauthenticator, "schedule", lambda self, lifetime_ms: None)
     front = reauth_broker.front
     expired = front.expired
-    async with KafkaClient(make_config(reauth_broker.bootstrap, **_sasl("PLAIN"))) as client:
-        (broker,) = client.cluster.brokers()
-        await client.send(broker.node_id, MetadataRequest(topics=[]))
-        conn = client.connection(broker.node_id)
-        assert conn is not None
+    async with _connected(make_config(reauth_broker.bootstrap, **_sasl("PLAIN"))) as (client, node, conn):
         # The front's close reads as an orderly end or, with a request still unread, a reset (CI saw both).
         with pytest.raises(KafkaConnectionError, match=r"closed by the broker|reset by peer"):
-            await _busy_metadata(client, broker.node_id, 3.0)
+            await _busy_metadata(client, node, 3.0)
         assert conn.closed
     assert front.expired > expired
 
