@@ -84,6 +84,7 @@ class WorkerLoop:
         try:
             self.loop.run_forever()
         finally:  # only close() stops the loop; the thread that ran it closes it, however late
+            self._answer_waiters()  # a run() on a task that ignored its cancellation
             self.loop.close()
 
     @property
@@ -215,7 +216,6 @@ class WorkerLoop:
                 except asyncio.TimeoutError:
                     pass
         finally:
-            self._answer_waiters()  # one whose task ignored its cancellation
             self.loop.stop()
 
     def close(self, timeout: float = 10.0) -> None:

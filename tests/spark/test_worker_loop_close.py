@@ -36,6 +36,23 @@ def _waiting_thread(call: Any) -> tuple[threading.Thread, list[BaseException]]:
     return thread, answers
 
 
+async def _ignoring_cancellation(started: threading.Event) -> None:
+    started.set()
+    while True:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            continue
+
+
+def _closes_within(loop: WorkerLoop, seconds: float) -> bool:
+    """Whether the loop's thread ends and closes the loop within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while loop.alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return loop.loop.is_closed()
+
+
 def _close_while_a_run_waits(loop: WorkerLoop, waited: Coroutine[Any, Any, None], started: threading.Event,
                              bound_s: float) -> float:
     """Close the process's loop while a thread waits in ``loop.run(waited, None)``; check that the close
@@ -73,15 +90,27 @@ def test_a_run_on_a_task_that_ignores_cancellation_is_answered_within_the_bound(
     loop = worker_loop()
     started = threading.Event()
 
-    async def stubborn() -> None:
-        started.set()
-        while True:
-            try:
-                await asyncio.Event().wait()
-            except asyncio.CancelledError:
-                continue
+    _close_while_a_run_waits(loop, _ignoring_cancellation(started), started, 1.0)
 
-    _close_while_a_run_waits(loop, stubborn(), started, 1.0)
+
+def test_a_close_called_on_the_loops_own_thread_returns_at_once_and_still_answers_waiters() -> None:
+    """Called from a coroutine on the loop, the close cannot wait for the loop: it returns, and the loop
+    still ends, answering a thread that waits on a task ignoring its cancellation when it stops."""
+    loop = worker_loop()
+    started = threading.Event()
+    bound_s = 1.0
+
+    async def close_here() -> float:
+        began = time.monotonic()
+        close_worker_loop(timeout=bound_s)
+        return time.monotonic() - began
+
+    thread, answers = _waiting_thread(lambda: loop.run(_ignoring_cancellation(started), None))
+    assert started.wait(5.0)
+    assert loop.run(close_here(), 5.0) < _SLACK_S
+    thread.join(bound_s + _SLACK_S)
+    assert len(answers) == 1 and isinstance(answers[0], ClientClosedError), answers
+    assert _closes_within(loop, 5.0)
 
 
 def test_a_client_whose_creation_finishes_during_the_close_is_closed_not_cached() -> None:
@@ -172,10 +201,7 @@ def test_the_close_returns_within_its_bound_when_a_closer_blocks_the_loop() -> N
 
     loop.run(loop.client("blocking", make, close), 5.0)
     _close_while_a_run_waits(loop, forever(), started, bound_s)
-    deadline = time.monotonic() + bound_s * 2 + 5.0
-    while loop.alive and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not loop.alive and loop.loop.is_closed()
+    assert _closes_within(loop, bound_s * 2 + 5.0)
 
 
 def test_a_closer_error_is_logged_and_the_close_goes_on(caplog: pytest.LogCaptureFixture) -> None:
