@@ -376,12 +376,15 @@ class GroupMembership:
         """The check the committer runs before every attempt of a commit asked now (by commit(), or by the
         poll that starts an auto-commit). A partition held now and given up by then may already be read by
         its next owner from the offset committed then: committing it would repeat or skip records (a retry
-        carries the new generation, which the broker accepts), so the commit fails instead."""
-        held = ({tp for tp in offsets if self._subs.is_assigned(tp)} if self._subs.partitions_auto_assigned
-                else set())
+        carries the new generation, which the broker accepts), so the commit fails instead. That holds for
+        a partition given up and assigned back too (the eager protocol does so on every rebalance): its
+        new assignment started from the offset committed then, so the check asks for the very state the
+        partition had when the commit was asked, not only that it is assigned now."""
+        held = {tp: st for tp in offsets if (st := self._subs.state_or_none(tp)) is not None} \
+            if self._subs.partitions_auto_assigned else {}
 
         def still_held() -> None:
-            lost = [tp for tp in held if not self._subs.is_assigned(tp)]
+            lost = [tp for tp, st in held.items() if not self._subs.holds(tp, st)]
             if lost:
                 raise Errors.CommitFailedError(
                     f"commit of {lost[0].topic}[{lost[0].partition}] failed: the group rebalanced meanwhile "
@@ -391,7 +394,8 @@ class GroupMembership:
 
     async def commit_sync(self, offsets: dict[TopicPartition, Any], timeout: float) -> None:
         """Commit ``offsets`` after any commit already under way; KafkaTimeoutError after ``timeout``;
-        CommitFailedError (before any attempt) once a partition held now has been given up."""
+        CommitFailedError (before any attempt) once a partition held now has been given up, even if it
+        was assigned back since."""
         deadline = time.monotonic() + timeout
         still_held = self._still_held(offsets)
         try:

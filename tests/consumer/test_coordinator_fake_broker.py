@@ -35,6 +35,7 @@ from aiokafka_lite.protocol.messages.offset_commit import (
     OffsetCommitResponseTopic,
 )
 from aiokafka_lite.protocol.messages.sync_group import SyncGroupResponse
+from aiokafka_lite.structs import OffsetAndMetadata
 from aiokafka_lite.structs import TopicPartition as TP
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "net"))
@@ -247,6 +248,43 @@ async def test_an_auto_commit_retrying_across_a_lost_generation_commits_nothing_
             await asyncio.wait_for(asyncio.shield(task), 10)
             accepted = [(gen, offsets) for gen, code, offsets in group.commits if code == 0]
             assert accepted == [], f"the retried auto-commit moved a-other's committed offset: {accepted}"
+        finally:
+            await membership.close(commit=False, timeout=1)
+            await client.close()
+
+
+async def test_a_commit_retrying_across_an_eager_revoke_and_assign_back_fails_and_commits_nothing() -> None:
+    """The commit rule is "held the whole time", not "assigned now" (membership._still_held). The eager
+    protocol revokes everything at every rebalance and may assign a partition straight back: here t-0 is
+    revoked and assigned back in generation 2 while a commit() of t-0 at 5 keeps being answered
+    COORDINATOR_LOAD_IN_PROGRESS. Its new assignment starts from the offset committed then, so the retry
+    must not commit 5 under generation 2 (which the coordinator accepts): it fails instead."""
+    group = Group([])
+    listener = Listener()
+    async with FakeBroker(group, versions=VERSIONS) as fake:
+        group.port = fake.port
+        coord, subs, client = await stable_member(fake, listener, request_timeout_ms=10000,
+                                                  enable_auto_commit=False,
+                                                  partition_assignment_strategy="range")
+        membership = coord._m
+        try:
+            group.commit_error = Errors.CoordinatorLoadInProgressError.errno
+            commit = asyncio.create_task(membership.commit_sync({TP("t", 0): OffsetAndMetadata(5)}, 10))
+            for _ in range(500):
+                if group.commits:
+                    break
+                await asyncio.sleep(0.01)
+            assert group.commits and not commit.done()
+            listener.calls.clear()
+            coord.request_rejoin("a member joined")
+            await coord.membership_round(time.monotonic() + 10)
+            assert coord.generation == 2 and subs.assigned_partitions() == {TP("t", 0)}
+            assert listener.calls == [("revoked", {TP("t", 0)}), ("assigned", {TP("t", 0)})]
+            group.commit_error = 0
+            (outcome,) = await asyncio.wait_for(asyncio.gather(commit, return_exceptions=True), 10)
+            accepted = [(gen, offsets) for gen, code, offsets in group.commits if code == 0]
+            assert accepted == [], f"the retried commit moved t-0's offset under its new owner: {accepted}"
+            assert isinstance(outcome, Errors.CommitFailedError) and "given up" in str(outcome), outcome
         finally:
             await membership.close(commit=False, timeout=1)
             await client.close()
