@@ -165,7 +165,7 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
     def leave_in_background(self, reason: str) -> None:
         """unsubscribe(): leave now so the group rebalances; a later subscribe() joins afresh."""
         self.rejoin_needed = True
-        self._m.lost = set()
+        self._m.forget_lost()
         if self._leave_task is None or self._leave_task.done():
             self._leave_task = asyncio.get_running_loop().create_task(
                 self.leave(reason, time.monotonic() + self._request_timeout),
@@ -188,7 +188,7 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
             self.member_id = ""
         if self.generation >= 0 or code == Errors.UnknownMemberIdError.errno:
             self._end_generation()
-            self._m.lost |= self._subs.assigned_partitions()
+            self._m.mark_lost(self._subs.assigned_partitions())
         self.request_rejoin(Errors.for_code(code).message)
 
     def _end_generation(self) -> None:
@@ -213,8 +213,7 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
         if self._subs.needs_rejoin:
             self._subs.needs_rejoin = False
             self.request_rejoin("the subscription changed")
-        if self._m.lost:
-            await self._m.lose_partitions()
+        await self._m.lose_partitions()
         while (self.rejoin_needed or self._join_task is not None) and not self._m.closing:
             if self._join_task is None:
                 if self._leave_task is not None and not self._leave_task.done():
@@ -265,15 +264,14 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
             return
         if not await self._m.commit_then_revoke(revoked):
             # Our generation is over (maybe the commit just found out): the partitions are lost.
-            self._m.lost |= revoked
-            await self._m.lose_partitions()
+            await self._m.lose_partitions(revoked)
 
     def still_member(self) -> bool:
         """The membership that owns the partitions being revoked is still current."""
         return self.generation >= 0
 
     async def _install(self, assignment: Assignment) -> None:
-        self._m.lost = set()  # superseded by the new generation's assignment
+        self._m.forget_lost()  # superseded by the new generation's assignment
         self._join_failures = 0
         new = set(assignment.partitions)
         if self._subs.subscription_type is SubscriptionType.AUTO_TOPICS:
@@ -291,8 +289,7 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
         if revoked:
             # Cooperative: give up what moved, then rejoin so its new owner gets it (KIP-429).
             if not await self._m.commit_then_revoke(revoked):
-                self._m.lost |= revoked
-                await self._m.lose_partitions()
+                await self._m.lose_partitions(revoked)
             self.request_rejoin("partitions were revoked (cooperative rebalance)")
             self._join_delay = self._retry_backoff
         self._subs.add_assigned(added)
@@ -439,7 +436,7 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
         self._end_generation()
         if self.group_instance_id is None:
             self.member_id = ""
-        self._m.lost |= self._subs.assigned_partitions()
+        self._m.mark_lost(self._subs.assigned_partitions())
         self.request_rejoin("poll timeout expired")
 
     async def leave(self, reason: str, deadline: float) -> None:

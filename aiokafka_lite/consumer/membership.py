@@ -27,6 +27,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from typing import Any, Protocol
 
 from .. import errors as Errors
@@ -136,8 +137,9 @@ class GroupMembership:
                                    config.retry_backoff_ms, config.retry_backoff_max_ms)
         #: The coordinator, the heartbeat task and the leave: what every group protocol shares.
         self.session = GroupSession(client, self.group_id, f"group {self.group_id!r}", config)
-        #: Partitions owned in a generation that ended behind our back (lost, not revoked).
-        self.lost: set[TopicPartition] = set()
+        #: Partitions owned in a generation that ended behind our back (lost, not revoked): changed only
+        #: by mark_lost(), forget_lost() and the two ways out, _revoke() and lose_partitions().
+        self._lost: set[TopicPartition] = set()
         self._auto_commit_task: asyncio.Task[None] | None = None
         #: One commit at a time, in the order asked (aiokafka's commit lock): an auto-commit started by a
         #: poll never lands after, and overwrites, a commit() the application made after that poll.
@@ -184,6 +186,22 @@ class GroupMembership:
 
     def leave_in_background(self, reason: str) -> None:
         self.protocol.leave_in_background(reason)
+
+    # -- partitions lost, waiting for the membership task to hand them over ------------------------------
+    @property
+    def lost(self) -> frozenset[TopicPartition]:
+        """Partitions marked lost that the membership task has not handed over yet (lose_partitions)."""
+        return frozenset(self._lost)
+
+    def mark_lost(self, partitions: AbstractSet[TopicPartition]) -> None:
+        """The generation that owned ``partitions`` ended behind our back (a heartbeat or a commit found
+        it over, or the poll deadline passed): the membership task hands them over as lost, not revoked."""
+        self._lost |= partitions
+
+    def forget_lost(self) -> None:
+        """Nothing is to be reported lost any more: a new generation's assignment superseded it, or the
+        member left (unsubscribe)."""
+        self._lost = set()
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     @property
@@ -348,14 +366,14 @@ class GroupMembership:
             log.warning("group %r: auto-commit %s failed: %s", self.group_id, when, exc)
 
     async def _revoke(self, revoked: set[TopicPartition]) -> None:
-        self.lost -= revoked
+        self._lost -= revoked
         await self._give_up(revoked, "on_partitions_revoked")
 
-    async def lose_partitions(self) -> None:
-        """Hand what ``lost`` holds (and is still assigned) over as lost: no commit, the listener's
-        on_partitions_lost."""
-        lost = self.lost & self._subs.assigned_partitions()
-        self.lost = set()
+    async def lose_partitions(self, extra: AbstractSet[TopicPartition] = frozenset()) -> None:
+        """Hand what was marked lost, and ``extra`` (each as far as still assigned), over as lost: no commit,
+        the listener's on_partitions_lost."""
+        lost = (self._lost | extra) & self._subs.assigned_partitions()
+        self._lost = set()
         if not lost:
             return
         log.info("group %r: partitions lost: %s", self.group_id, sorted(lost))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import inspect
 import re
 
-from aiokafka_lite.consumer import membership
+from aiokafka_lite.consumer import coordinator, group848, membership
 from aiokafka_lite.consumer.coordinator import ClassicProtocol
 from aiokafka_lite.consumer.group848 import KIP848Protocol
 from aiokafka_lite.consumer.membership import GroupProtocol
@@ -21,3 +21,14 @@ def test_the_membership_asks_its_protocol_only_through_group_protocol() -> None:
         # generation and member_id are instance attributes, set in __init__
         assert allowed - {"generation", "member_id"} <= set(dir(impl)), impl
         assert not issubclass(impl, membership.GroupMembership), impl
+
+
+def test_lost_partitions_change_only_through_the_membership() -> None:
+    """One owner for the partitions waiting to be reported lost: the strategies mark, forget or hand them
+    over through GroupMembership's methods (mark_lost, forget_lost, lose_partitions), never by assigning
+    to the set."""
+    lost = membership.GroupMembership.lost
+    assert isinstance(lost, property) and lost.fset is None
+    for module in (coordinator, group848):
+        source = inspect.getsource(module)
+        assert not re.search(r"\.lost\s*(\|=|-=|&=|=(?!=))|\._lost\b", source), module.__name__
