@@ -53,6 +53,10 @@ class GroupProtocol(Protocol):
     generation: int
     member_id: str
 
+    async def check_broker(self, timeout: float) -> None:
+        """At the consumer's start(): fail now, within ``timeout``, when the coordinator cannot serve this
+        protocol (KIP-848 needs ConsumerGroupHeartbeat) rather than at the first poll()."""
+
     def start(self) -> None:
         """Start the protocol's background tasks (the heartbeat task first)."""
 
@@ -75,7 +79,8 @@ class GroupProtocol(Protocol):
     def request_rejoin(self, reason: str) -> None: ...
 
     def member_error(self, code: int) -> None:
-        """A commit found the membership over (group_rules): what was owned is lost; rejoin."""
+        """A commit or a heartbeat answer found the membership over (group_rules): what was owned is
+        lost; rejoin."""
 
     def leave_in_background(self, reason: str) -> None:
         """unsubscribe(): leave now so the group rebalances; a later subscribe() joins afresh."""
@@ -204,6 +209,10 @@ class GroupMembership:
         self._lost = set()
 
     # -- lifecycle ---------------------------------------------------------------------------------------
+    async def check_broker(self, timeout: float) -> None:
+        """The consumer's start(): a coordinator that cannot serve the group protocol fails it now."""
+        await self.protocol.check_broker(timeout)
+
     @property
     def closing(self) -> bool:
         """close() has begun: a round resuming after an await must not touch the join state."""
