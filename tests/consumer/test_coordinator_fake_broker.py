@@ -61,6 +61,9 @@ class Group:
         #: Other members the next JoinGroups list (their ids sort before ours: the range assignor serves them
         #: first).
         self.others: list[str] = []
+        #: FindCoordinator requests seen; while ``hold_lookups`` is set and not yet released, each waits.
+        self.lookups = 0
+        self.hold_lookups: asyncio.Event | None = None
 
     async def __call__(self, conn: Any, header: Any, req: Any, frame: bytes) -> None:
         key = header.request_api_key
@@ -73,6 +76,9 @@ class Group:
                 cluster_id="fake", controller_id=1,
                 topics=[MetadataResponseTopic(error_code=0, name="t", is_internal=False, partitions=[part])]))
         elif key == FIND_COORDINATOR:
+            self.lookups += 1
+            if self.hold_lookups is not None:
+                await self.hold_lookups.wait()
             await conn.reply(header, FindCoordinatorResponse(  # v4: the coordinators list only
                 throttle_time_ms=0, coordinators=[Coordinator(
                     key="g", node_id=1, host="127.0.0.1", port=self.port, error_code=0, error_message=None)]))
@@ -284,6 +290,46 @@ async def test_a_commit_retrying_across_an_eager_revoke_and_assign_back_fails_an
             (outcome,) = await asyncio.wait_for(asyncio.gather(commit, return_exceptions=True), 10)
             accepted = [(gen, offsets) for gen, code, offsets in group.commits if code == 0]
             assert accepted == [], f"the retried commit moved t-0's offset under its new owner: {accepted}"
+            assert isinstance(outcome, Errors.CommitFailedError) and "given up" in str(outcome), outcome
+        finally:
+            await membership.close(commit=False, timeout=1)
+            await client.close()
+
+
+async def test_a_partition_given_up_during_the_commits_coordinator_lookup_is_not_committed() -> None:
+    """The commit rule is checked after the coordinator lookup, with no await before the identity is
+    read (committer.Committer.commit): the lookup's await is when a rebalance is likely. Here the first
+    OffsetCommit is answered NOT_COORDINATOR; the retry's FindCoordinator is held by the fake broker while
+    the generation is found over and t-0 handed over as lost (as the membership task does after a
+    heartbeat answer); then the lookup is answered. The retry must not go out for t-0 (this fake
+    accepts any generation; a new one installed meanwhile would be accepted by a real coordinator too)."""
+    group = Group([])
+    listener = Listener()
+    async with FakeBroker(group, versions=VERSIONS) as fake:
+        group.port = fake.port
+        coord, subs, client = await stable_member(fake, listener, request_timeout_ms=10000,
+                                                  enable_auto_commit=False,
+                                                  partition_assignment_strategy="range")
+        membership = coord._m
+        try:
+            group.commit_error = Errors.NotCoordinatorError.errno
+            group.hold_lookups = asyncio.Event()
+            lookups = group.lookups
+            commit = asyncio.create_task(membership.commit_sync({TP("t", 0): OffsetAndMetadata(5)}, 10))
+            for _ in range(500):
+                if group.lookups > lookups:
+                    break
+                await asyncio.sleep(0.01)
+            assert group.lookups > lookups and not commit.done(), "no lookup by the retry"
+            group.commit_error = 0
+            listener.calls.clear()
+            membership.member_error(Errors.IllegalGenerationError.errno)
+            await membership.lose_partitions()
+            assert listener.calls == [("lost", {TP("t", 0)})] and subs.assigned_partitions() == set()
+            group.hold_lookups.set()
+            (outcome,) = await asyncio.wait_for(asyncio.gather(commit, return_exceptions=True), 10)
+            accepted = [(gen, offsets) for gen, code, offsets in group.commits if code == 0]
+            assert accepted == [], f"the retry committed a partition given up during its lookup: {accepted}"
             assert isinstance(outcome, Errors.CommitFailedError) and "given up" in str(outcome), outcome
         finally:
             await membership.close(commit=False, timeout=1)
