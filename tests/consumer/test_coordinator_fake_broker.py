@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -259,13 +260,13 @@ async def test_an_auto_commit_retrying_across_a_lost_generation_commits_nothing_
             await client.close()
 
 
-async def test_a_commit_retrying_across_an_eager_revoke_and_assign_back_fails_and_commits_nothing() -> None:
-    """The commit rule is "held the whole time", not "assigned now" (membership._still_held). The eager
-    protocol revokes everything at every rebalance and may assign a partition straight back: here t-0 is
-    revoked and assigned back in generation 2 while a commit() of t-0 at 5 keeps being answered
-    COORDINATOR_LOAD_IN_PROGRESS. Its new assignment starts from the offset committed then, so the retry
-    must not commit 5 under generation 2 (which the coordinator accepts): it fails instead."""
-    group = Group([])
+async def commit_while_given_up(group: Group, refusal: int, retrying: Callable[[], bool],
+                                meanwhile: Callable[[ClassicProtocol, SubscriptionState], Awaitable[None]],
+                                hold_lookups: bool = False) -> list[tuple[str, set[TP]]]:
+    """A stable member without auto-commit commits t-0 at 5; OffsetCommit is answered ``refusal`` (and
+    with ``hold_lookups`` FindCoordinator held) until ``retrying()`` says the retry is under way, then
+    ``meanwhile`` gives t-0 up, then commits and lookups are answered. The commit must fail and the broker
+    must have accepted none: returns the listener's calls made meanwhile."""
     listener = Listener()
     async with FakeBroker(group, versions=VERSIONS) as fake:
         group.port = fake.port
@@ -274,26 +275,47 @@ async def test_a_commit_retrying_across_an_eager_revoke_and_assign_back_fails_an
                                                   partition_assignment_strategy="range")
         membership = coord._m
         try:
-            group.commit_error = Errors.CoordinatorLoadInProgressError.errno
+            group.commit_error = refusal
+            group.lookups = 0
+            group.hold_lookups = asyncio.Event() if hold_lookups else None
             commit = asyncio.create_task(membership.commit_sync({TP("t", 0): OffsetAndMetadata(5)}, 10))
             for _ in range(500):
-                if group.commits:
+                if retrying():
                     break
                 await asyncio.sleep(0.01)
-            assert group.commits and not commit.done()
+            assert retrying() and not commit.done(), "the commit is not retrying"
             listener.calls.clear()
-            coord.request_rejoin("a member joined")
-            await coord.membership_round(time.monotonic() + 10)
-            assert coord.generation == 2 and subs.assigned_partitions() == {TP("t", 0)}
-            assert listener.calls == [("revoked", {TP("t", 0)}), ("assigned", {TP("t", 0)})]
+            await meanwhile(coord, subs)
+            calls = list(listener.calls)
             group.commit_error = 0
+            if group.hold_lookups is not None:
+                group.hold_lookups.set()
             (outcome,) = await asyncio.wait_for(asyncio.gather(commit, return_exceptions=True), 10)
             accepted = [(gen, offsets) for gen, code, offsets in group.commits if code == 0]
-            assert accepted == [], f"the retried commit moved t-0's offset under its new owner: {accepted}"
+            assert accepted == [], f"the retry committed t-0, which was given up meanwhile: {accepted}"
             assert isinstance(outcome, Errors.CommitFailedError) and "given up" in str(outcome), outcome
+            return calls
         finally:
             await membership.close(commit=False, timeout=1)
             await client.close()
+
+
+async def test_a_commit_retrying_across_an_eager_revoke_and_assign_back_fails_and_commits_nothing() -> None:
+    """The commit rule is "held the whole time", not "assigned now" (membership._still_held). The eager
+    protocol revokes everything at every rebalance and may assign a partition straight back: here t-0 is
+    revoked and assigned back in generation 2 while a commit() of t-0 at 5 keeps being answered
+    COORDINATOR_LOAD_IN_PROGRESS. Its new assignment starts from the offset committed then, so the retry
+    must not commit 5 under generation 2 (which the coordinator accepts): it fails instead."""
+    group = Group([])
+
+    async def rebalance(coord: ClassicProtocol, subs: SubscriptionState) -> None:
+        coord.request_rejoin("a member joined")
+        await coord.membership_round(time.monotonic() + 10)
+        assert coord.generation == 2 and subs.assigned_partitions() == {TP("t", 0)}
+
+    calls = await commit_while_given_up(group, Errors.CoordinatorLoadInProgressError.errno,
+                                        lambda: bool(group.commits), rebalance)
+    assert calls == [("revoked", {TP("t", 0)}), ("assigned", {TP("t", 0)})]
 
 
 async def test_a_partition_given_up_during_the_commits_coordinator_lookup_is_not_committed() -> None:
@@ -304,33 +326,12 @@ async def test_a_partition_given_up_during_the_commits_coordinator_lookup_is_not
     heartbeat answer); then the lookup is answered. The retry must not go out for t-0 (this fake
     accepts any generation; a new one installed meanwhile would be accepted by a real coordinator too)."""
     group = Group([])
-    listener = Listener()
-    async with FakeBroker(group, versions=VERSIONS) as fake:
-        group.port = fake.port
-        coord, subs, client = await stable_member(fake, listener, request_timeout_ms=10000,
-                                                  enable_auto_commit=False,
-                                                  partition_assignment_strategy="range")
-        membership = coord._m
-        try:
-            group.commit_error = Errors.NotCoordinatorError.errno
-            group.hold_lookups = asyncio.Event()
-            lookups = group.lookups
-            commit = asyncio.create_task(membership.commit_sync({TP("t", 0): OffsetAndMetadata(5)}, 10))
-            for _ in range(500):
-                if group.lookups > lookups:
-                    break
-                await asyncio.sleep(0.01)
-            assert group.lookups > lookups and not commit.done(), "no lookup by the retry"
-            group.commit_error = 0
-            listener.calls.clear()
-            membership.member_error(Errors.IllegalGenerationError.errno)
-            await membership.lose_partitions()
-            assert listener.calls == [("lost", {TP("t", 0)})] and subs.assigned_partitions() == set()
-            group.hold_lookups.set()
-            (outcome,) = await asyncio.wait_for(asyncio.gather(commit, return_exceptions=True), 10)
-            accepted = [(gen, offsets) for gen, code, offsets in group.commits if code == 0]
-            assert accepted == [], f"the retry committed a partition given up during its lookup: {accepted}"
-            assert isinstance(outcome, Errors.CommitFailedError) and "given up" in str(outcome), outcome
-        finally:
-            await membership.close(commit=False, timeout=1)
-            await client.close()
+
+    async def fenced(coord: ClassicProtocol, subs: SubscriptionState) -> None:
+        coord.member_error(Errors.IllegalGenerationError.errno)
+        await coord._m.lose_partitions()
+        assert subs.assigned_partitions() == set()
+
+    calls = await commit_while_given_up(group, Errors.NotCoordinatorError.errno, lambda: group.lookups > 0,
+                                        fenced, hold_lookups=True)
+    assert calls == [("lost", {TP("t", 0)})]
