@@ -92,9 +92,12 @@ class Committer:
         retry = Retry("commit", timeout, self._backoff, wait_out=True)
         started = time.monotonic()
         while True:
+            node = await self._m.ensure_coordinator(retry.deadline)
+            # The check and the identity it vouches for are read together, after the coordinator lookup's
+            # await: a rebalance during that lookup (when one is likely) must be seen by the check, not
+            # only carried by the new generation. Do not put an await between these two lines.
             if before_each is not None:
                 before_each()
-            node = await self._m.ensure_coordinator(retry.deadline)
             generation, member_id = self._m.commit_identity()
             by_topic: dict[str, list[OffsetCommitRequestPartition]] = {}
             for tp, om in offsets.items():

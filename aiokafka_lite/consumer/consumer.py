@@ -152,9 +152,9 @@ class Consumer(AsyncClient, Generic[KT, VT]):
             await cv.refresh_all_topics(self._client, self._timeout, keep_tracking=False)
         except Errors.KafkaError as exc:
             log.warning("initial metadata refresh failed: %s", exc)
-        if self._coordinator is not None and isinstance(self._coordinator.protocol, KIP848Protocol):
+        if self._coordinator is not None:
             try:
-                await self._coordinator.protocol.check_broker(self._timeout)
+                await self._coordinator.check_broker(self._timeout)
             except Errors.KafkaError:
                 self._closed = True
                 if self._owns_client:

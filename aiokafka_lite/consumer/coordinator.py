@@ -85,8 +85,6 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
     def __init__(self, membership: GroupMembership, client: cv.ConsumerClient,
                  subscription: SubscriptionState, config: Any, assignors: list[Assignor]) -> None:
         super().__init__(membership, client, subscription)
-        self.group_instance_id = membership.group_instance_id
-        self._request_timeout = membership.request_timeout
         self.member_id = ""
         self._session_timeout_ms: int = config.session_timeout_ms
         #: The pause before the second JoinGroup of a cooperative rebalance (docs/consumer.md).
@@ -94,7 +92,8 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
         self._metadata_max_age = config.metadata_max_age_ms / 1000.0
         self._exclude_internal: bool = config.exclude_internal_topics
         self.assignors = assignors
-        self.protocol = rebalance_protocol(assignors)
+        #: EAGER or COOPERATIVE: the newest that every assignor supports.
+        self.rebalance_protocol = rebalance_protocol(assignors)
         self._sm: StateMachine[ClassicState] = StateMachine("classic member", CLASSIC, ClassicState.UNJOINED)
         self.protocol_name: str | None = None
         self.leader_id: str | None = None
@@ -115,6 +114,9 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
         self._empty_revoke_called = False
 
     # -- lifecycle ---------------------------------------------------------------------------------------
+    async def check_broker(self, timeout: float) -> None:
+        """Every broker serves the classic protocol: nothing to check before the first JoinGroup."""
+
     def start(self) -> None:
         loop = asyncio.get_running_loop()
         self.session.start_heartbeat(self._driver.run, self._HEARTBEAT_TASK)
@@ -165,10 +167,10 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
     def leave_in_background(self, reason: str) -> None:
         """unsubscribe(): leave now so the group rebalances; a later subscribe() joins afresh."""
         self.rejoin_needed = True
-        self._m.lost = set()
+        self._m.forget_lost()
         if self._leave_task is None or self._leave_task.done():
             self._leave_task = asyncio.get_running_loop().create_task(
-                self.leave(reason, time.monotonic() + self._request_timeout),
+                self.leave(reason, time.monotonic() + self._m.request_timeout),
                 name="aiokafka_lite-leave-group")
 
     def request_rejoin(self, reason: str) -> None:
@@ -182,13 +184,13 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
         """Our generation is over (or our member id unknown): what we owned is lost; rejoin."""
         if code == Errors.FencedInstanceIdError.errno:
             self._m.fail(Errors.FencedInstanceIdError(
-                f"another consumer with group_instance_id {self.group_instance_id!r} joined group "
+                f"another consumer with group_instance_id {self._m.group_instance_id!r} joined group "
                 f"{self.group_id!r}"))
         if code == Errors.UnknownMemberIdError.errno:
             self.member_id = ""
         if self.generation >= 0 or code == Errors.UnknownMemberIdError.errno:
             self._end_generation()
-            self._m.lost |= self._subs.assigned_partitions()
+            self._m.mark_lost(self._subs.assigned_partitions())
         self.request_rejoin(Errors.for_code(code).message)
 
     def _end_generation(self) -> None:
@@ -213,8 +215,7 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
         if self._subs.needs_rejoin:
             self._subs.needs_rejoin = False
             self.request_rejoin("the subscription changed")
-        if self._m.lost:
-            await self._m.lose_partitions()
+        await self._m.lose_partitions()
         while (self.rejoin_needed or self._join_task is not None) and not self._m.closing:
             if self._join_task is None:
                 if self._leave_task is not None and not self._leave_task.done():
@@ -254,7 +255,7 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
         """Before JoinGroup: eager revokes all (committing first); cooperative revokes dropped topics."""
         await self._resolve_pattern()
         assigned = self._subs.assigned_partitions()
-        if self.protocol is RebalanceProtocol.EAGER or self.generation < 0:
+        if self.rebalance_protocol is RebalanceProtocol.EAGER or self.generation < 0:
             revoked = assigned
         else:
             revoked = {tp for tp in assigned if tp.topic not in self._subs.subscription}
@@ -265,15 +266,14 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
             return
         if not await self._m.commit_then_revoke(revoked):
             # Our generation is over (maybe the commit just found out): the partitions are lost.
-            self._m.lost |= revoked
-            await self._m.lose_partitions()
+            await self._m.lose_partitions(revoked)
 
     def still_member(self) -> bool:
         """The membership that owns the partitions being revoked is still current."""
         return self.generation >= 0
 
     async def _install(self, assignment: Assignment) -> None:
-        self._m.lost = set()  # superseded by the new generation's assignment
+        self._m.forget_lost()  # superseded by the new generation's assignment
         self._join_failures = 0
         new = set(assignment.partitions)
         if self._subs.subscription_type is SubscriptionType.AUTO_TOPICS:
@@ -291,8 +291,7 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
         if revoked:
             # Cooperative: give up what moved, then rejoin so its new owner gets it (KIP-429).
             if not await self._m.commit_then_revoke(revoked):
-                self._m.lost |= revoked
-                await self._m.lose_partitions()
+                await self._m.lose_partitions(revoked)
             self.request_rejoin("partitions were revoked (cooperative rebalance)")
             self._join_delay = self._retry_backoff
         self._subs.add_assigned(added)
@@ -306,8 +305,8 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
     # -- join / sync -------------------------------------------------------------------------------------
     def _own_subscription(self, assignor: Assignor) -> bytes:
         topics = sorted(self._subs.subscription)
-        owned = sorted(self._subs.assigned_partitions()) if self.protocol is RebalanceProtocol.COOPERATIVE \
-            else []
+        cooperative = self.rebalance_protocol is RebalanceProtocol.COOPERATIVE
+        owned = sorted(self._subs.assigned_partitions()) if cooperative else []
         return encode_subscription(Subscription(topics, assignor.subscription_user_data(topics), owned,
                                                 self.generation, self._m.client_rack))
 
@@ -316,26 +315,26 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
         if self._join_delay:
             delay, self._join_delay = self._join_delay, 0.0
             await asyncio.sleep(delay)
-        deadline = time.monotonic() + self._m.rebalance_timeout_ms / 1000.0 + self._request_timeout
+        deadline = time.monotonic() + self._m.rebalance_timeout_ms / 1000.0 + self._m.request_timeout
         try:
-            node = await self.session.ensure_coordinator(time.monotonic() + self._request_timeout)
+            node = await self.session.ensure_coordinator(time.monotonic() + self._m.request_timeout)
         except Errors.KafkaError as exc:
             await self._transport_error(exc)  # a broker down is retried; only the unexpected is raised
             raise _Rejoin() from exc
         req = JoinGroupRequest(
             group_id=self.group_id, session_timeout_ms=self._session_timeout_ms,
             rebalance_timeout_ms=self._m.rebalance_timeout_ms, member_id=self.member_id,
-            group_instance_id=self.group_instance_id, protocol_type=PROTOCOL_TYPE,
+            group_instance_id=self._m.group_instance_id, protocol_type=PROTOCOL_TYPE,
             protocols=[JoinGroupRequestProtocol(name=a.name, metadata=self._own_subscription(a))
                        for a in self.assignors],
             reason=self._rejoin_reason[:200])
         try:
             version = await cv.api_version(self._client, node, JoinGroupRequest)
-            if self.group_instance_id is not None and version < 5:
+            if self._m.group_instance_id is not None and version < 5:
                 raise Errors.UnsupportedVersionError(
                     f"group_instance_id needs JoinGroup v5+; the coordinator offers v{version}")
             resp = await cv.send(self._client, node, req, version,
-                                 timeout_ms=self._m.rebalance_timeout_ms + self._request_timeout * 1000)
+                                 timeout_ms=self._m.rebalance_timeout_ms + self._m.request_timeout * 1000)
         except Errors.KafkaError as exc:
             await self._transport_error(exc)
             raise _Rejoin() from exc
@@ -353,10 +352,10 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
         if resp.leader == resp.member_id and not getattr(resp, "skip_assignment", False):
             assignments, self._assignment_snapshot = await leader_assign(
                 self._client, self.group_id, self.assignors, self._subs, resp.protocol_name or "",
-                resp.members, self._request_timeout)
+                resp.members, self._m.request_timeout)
         sync = SyncGroupRequest(
             group_id=self.group_id, generation_id=self.generation, member_id=self.member_id,
-            group_instance_id=self.group_instance_id, protocol_type=PROTOCOL_TYPE,
+            group_instance_id=self._m.group_instance_id, protocol_type=PROTOCOL_TYPE,
             protocol_name=self.protocol_name,
             assignments=[SyncGroupRequestAssignment(member_id=m, assignment=a)
                          for m, a in assignments.items()])
@@ -364,7 +363,7 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
             node = await self.session.ensure_coordinator(deadline)
             version = await cv.api_version(self._client, node, SyncGroupRequest)
             sresp = await cv.send(self._client, node, sync, version,
-                                  timeout_ms=self._m.rebalance_timeout_ms + self._request_timeout * 1000)
+                                  timeout_ms=self._m.rebalance_timeout_ms + self._m.request_timeout * 1000)
         except Errors.KafkaError as exc:
             await self._transport_error(exc)
             raise _Rejoin() from exc
@@ -416,8 +415,8 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
         if code == Errors.InconsistentGroupProtocolError.errno:
             raise Errors.InconsistentGroupProtocolError(await explain_inconsistent(
                 self._client,
-                lambda: self.session.ensure_coordinator(time.monotonic() + self._request_timeout),
-                self.group_id, [a.name for a in self.assignors], what, self._request_timeout))
+                lambda: self.session.ensure_coordinator(time.monotonic() + self._m.request_timeout),
+                self.group_id, [a.name for a in self.assignors], what, self._m.request_timeout))
         if code == Errors.FencedInstanceIdError.errno or code in _FATAL_JOIN_ERRORS:
             raise exc
         raise exc
@@ -431,20 +430,20 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
         if not self._subs.partitions_auto_assigned or not self._heartbeat_due():
             return None
         return HeartbeatRequest(group_id=self.group_id, generation_id=self.generation,
-                                member_id=self.member_id, group_instance_id=self.group_instance_id)
+                                member_id=self.member_id, group_instance_id=self._m.group_instance_id)
 
     async def leave_after_poll_timeout(self) -> None:
         self._m.warn_poll_overdue()
-        await self.leave("consumer poll timeout has expired", time.monotonic() + self._request_timeout)
+        await self.leave("consumer poll timeout has expired", time.monotonic() + self._m.request_timeout)
         self._end_generation()
-        if self.group_instance_id is None:
+        if self._m.group_instance_id is None:
             self.member_id = ""
-        self._m.lost |= self._subs.assigned_partitions()
+        self._m.mark_lost(self._subs.assigned_partitions())
         self.request_rejoin("poll timeout expired")
 
     async def leave(self, reason: str, deadline: float) -> None:
         # Static members keep their id across restarts; leaving would trigger the rebalance they avoid.
-        if self.group_instance_id is not None or not self.member_id:
+        if self._m.group_instance_id is not None or not self.member_id:
             return
         member_id = self.member_id
 
@@ -463,7 +462,7 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
         if self._subs.subscription_type is not SubscriptionType.AUTO_PATTERN:
             return
         try:
-            await cv.refresh_all_topics(self._client, self._request_timeout, keep_tracking=True)
+            await cv.refresh_all_topics(self._client, self._m.request_timeout, keep_tracking=True)
         except Errors.KafkaError as exc:
             log.warning("group %r: metadata for the pattern subscription failed: %s", self.group_id, exc)
         matched = {t for t in cv.topics(self._client, exclude_internal=self._exclude_internal)
@@ -487,7 +486,7 @@ class ClassicProtocol(ProtocolParts, Stateful[ClassicState]):
                 if self.leader_id == self.member_id and self._assignment_snapshot:
                     try:
                         await cv.refresh_metadata(self._client, self._assignment_snapshot,
-                                                  self._request_timeout)
+                                                  self._m.request_timeout)
                     except Errors.KafkaError:
                         continue
                     now = {t: len(cv.partitions_for(self._client, t) or ())

@@ -124,13 +124,12 @@ class KIP848Protocol(ProtocolParts):
             self._subs.needs_rejoin = False
             self._subscribe_member()
         if self.member.state is MemberState.FENCED:
-            self._m.lost |= self._subs.assigned_partitions()
-            await self._m.lose_partitions()
+            await self._m.lose_partitions(self._subs.assigned_partitions())
             if self.member.state is MemberState.FENCED:
                 self.member.rejoin()
                 self._sync_generation()
                 self._driver.wake()
-        elif self._m.lost:
+        else:
             await self._m.lose_partitions()
         for _ in range(3):  # a target that arrived while the listener ran is applied right after
             if self.member.state is not MemberState.RECONCILING or self._m.closing:
@@ -258,7 +257,7 @@ class KIP848Protocol(ProtocolParts):
     def leave_in_background(self, reason: str) -> None:
         """unsubscribe(): the member is out at once (a subscribe() right after joins afresh); the leave
         heartbeat goes out before any join (the heartbeat task waits for it)."""
-        self._m.lost = set()
+        self._m.forget_lost()
         req = self.member.leave()
         self._sync_generation()
         if req is not None:

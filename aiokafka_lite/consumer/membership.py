@@ -27,6 +27,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from typing import Any, Protocol
 
 from .. import errors as Errors
@@ -52,6 +53,10 @@ class GroupProtocol(Protocol):
     generation: int
     member_id: str
 
+    async def check_broker(self, timeout: float) -> None:
+        """At the consumer's start(): fail now, within ``timeout``, when the coordinator cannot serve this
+        protocol (KIP-848 needs ConsumerGroupHeartbeat) rather than at the first poll()."""
+
     def start(self) -> None:
         """Start the protocol's background tasks (the heartbeat task first)."""
 
@@ -74,7 +79,8 @@ class GroupProtocol(Protocol):
     def request_rejoin(self, reason: str) -> None: ...
 
     def member_error(self, code: int) -> None:
-        """A commit found the membership over (group_rules): what was owned is lost; rejoin."""
+        """A commit or a heartbeat answer found the membership over (group_rules): what was owned is
+        lost; rejoin."""
 
     def leave_in_background(self, reason: str) -> None:
         """unsubscribe(): leave now so the group rebalances; a later subscribe() joins afresh."""
@@ -136,8 +142,9 @@ class GroupMembership:
                                    config.retry_backoff_ms, config.retry_backoff_max_ms)
         #: The coordinator, the heartbeat task and the leave: what every group protocol shares.
         self.session = GroupSession(client, self.group_id, f"group {self.group_id!r}", config)
-        #: Partitions owned in a generation that ended behind our back (lost, not revoked).
-        self.lost: set[TopicPartition] = set()
+        #: Partitions owned in a generation that ended behind our back (lost, not revoked): changed only
+        #: by mark_lost(), forget_lost() and the two ways out, _revoke() and lose_partitions().
+        self._lost: set[TopicPartition] = set()
         self._auto_commit_task: asyncio.Task[None] | None = None
         #: One commit at a time, in the order asked (aiokafka's commit lock): an auto-commit started by a
         #: poll never lands after, and overwrites, a commit() the application made after that poll.
@@ -185,7 +192,27 @@ class GroupMembership:
     def leave_in_background(self, reason: str) -> None:
         self.protocol.leave_in_background(reason)
 
+    # -- partitions lost, waiting for the membership task to hand them over ------------------------------
+    @property
+    def lost(self) -> frozenset[TopicPartition]:
+        """Partitions marked lost that the membership task has not handed over yet (lose_partitions)."""
+        return frozenset(self._lost)
+
+    def mark_lost(self, partitions: AbstractSet[TopicPartition]) -> None:
+        """The generation that owned ``partitions`` ended behind our back (a heartbeat or a commit found
+        it over, or the poll deadline passed): the membership task hands them over as lost, not revoked."""
+        self._lost |= partitions
+
+    def forget_lost(self) -> None:
+        """Nothing is to be reported lost any more: a new generation's assignment superseded it, or the
+        member left (unsubscribe)."""
+        self._lost = set()
+
     # -- lifecycle ---------------------------------------------------------------------------------------
+    async def check_broker(self, timeout: float) -> None:
+        """The consumer's start(): a coordinator that cannot serve the group protocol fails it now."""
+        await self.protocol.check_broker(timeout)
+
     @property
     def closing(self) -> bool:
         """close() has begun: a round resuming after an await must not touch the join state."""
@@ -348,14 +375,14 @@ class GroupMembership:
             log.warning("group %r: auto-commit %s failed: %s", self.group_id, when, exc)
 
     async def _revoke(self, revoked: set[TopicPartition]) -> None:
-        self.lost -= revoked
+        self._lost -= revoked
         await self._give_up(revoked, "on_partitions_revoked")
 
-    async def lose_partitions(self) -> None:
-        """Hand what ``lost`` holds (and is still assigned) over as lost: no commit, the listener's
-        on_partitions_lost."""
-        lost = self.lost & self._subs.assigned_partitions()
-        self.lost = set()
+    async def lose_partitions(self, extra: AbstractSet[TopicPartition] = frozenset()) -> None:
+        """Hand what was marked lost, and ``extra`` (each as far as still assigned), over as lost: no commit,
+        the listener's on_partitions_lost."""
+        lost = (self._lost | extra) & self._subs.assigned_partitions()
+        self._lost = set()
         if not lost:
             return
         log.info("group %r: partitions lost: %s", self.group_id, sorted(lost))
@@ -376,12 +403,15 @@ class GroupMembership:
         """The check the committer runs before every attempt of a commit asked now (by commit(), or by the
         poll that starts an auto-commit). A partition held now and given up by then may already be read by
         its next owner from the offset committed then: committing it would repeat or skip records (a retry
-        carries the new generation, which the broker accepts), so the commit fails instead."""
-        held = ({tp for tp in offsets if self._subs.is_assigned(tp)} if self._subs.partitions_auto_assigned
-                else set())
+        carries the new generation, which the broker accepts), so the commit fails instead. That holds for
+        a partition given up and assigned back too (the eager protocol does so on every rebalance): its
+        new assignment started from the offset committed then, so the check asks for the very state the
+        partition had when the commit was asked, not only that it is assigned now."""
+        held = {tp: st for tp in offsets if (st := self._subs.state_or_none(tp)) is not None} \
+            if self._subs.partitions_auto_assigned else {}
 
         def still_held() -> None:
-            lost = [tp for tp in held if not self._subs.is_assigned(tp)]
+            lost = [tp for tp, st in held.items() if not self._subs.holds(tp, st)]
             if lost:
                 raise Errors.CommitFailedError(
                     f"commit of {lost[0].topic}[{lost[0].partition}] failed: the group rebalanced meanwhile "
@@ -391,7 +421,8 @@ class GroupMembership:
 
     async def commit_sync(self, offsets: dict[TopicPartition, Any], timeout: float) -> None:
         """Commit ``offsets`` after any commit already under way; KafkaTimeoutError after ``timeout``;
-        CommitFailedError (before any attempt) once a partition held now has been given up."""
+        CommitFailedError (before any attempt) once a partition held now has been given up, even if it
+        was assigned back since."""
         deadline = time.monotonic() + timeout
         still_held = self._still_held(offsets)
         try:

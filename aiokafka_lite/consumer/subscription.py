@@ -218,6 +218,11 @@ class SubscriptionState:
     def state_or_none(self, tp: TopicPartition) -> PartitionState | None:
         return self._assignment.get(tp)
 
+    def holds(self, tp: TopicPartition, state: PartitionState) -> bool:
+        """``tp`` has been assigned the whole time since ``state`` was its state: a partition given up and
+        assigned back gets a fresh state, so this tells "held throughout" from "assigned now"."""
+        return self._assignment.get(tp) is state
+
     def mark_pending_revocation(self, partitions: Iterable[TopicPartition]) -> None:
         for tp in partitions:
             st = self._assignment.get(tp)

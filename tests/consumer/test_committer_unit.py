@@ -9,7 +9,9 @@ GroupMembership offers (``ensure_coordinator``, ``commit_identity``, ``coordinat
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -75,9 +77,13 @@ class Membership:
         self.dead: list[BaseException] = []
         self.member_errors: list[int] = []
         self.rejoins: list[str] = []
+        #: Runs while a lookup is under way (what the membership task may do during that await).
+        self.during_lookup: Callable[[], None] = lambda: None
 
     async def ensure_coordinator(self, deadline: float) -> int:
         if self.coordinator is None:
+            await asyncio.sleep(0)  # a lookup awaits: other tasks run meanwhile
+            self.during_lookup()
             self.coordinator = 4  # looked up again: the coordinator moved to node 4
         return self.coordinator
 
@@ -148,6 +154,30 @@ async def test_commit_of_an_ended_generation_fails_and_tells_the_membership(code
     with pytest.raises(Errors.CommitFailedError, match=r"t\[1\].*rebalanced"):
         await committer.commit(OFFSETS, timeout=5)
     assert m.member_errors == [code] and m.metrics.commits == 0
+
+
+async def test_a_rebalance_during_the_coordinator_lookup_is_checked_before_the_retry_goes_out() -> None:
+    """The commit's rule (``before_each``, membership._still_held) is checked after the coordinator lookup,
+    with no await between it and the identity the request carries: a rebalance during the lookup (here
+    the partition given up and a new generation installed) fails the commit instead of committing under
+    the new generation, which the coordinator would accept."""
+    committer, client, m = _rig()
+    held = {"yes": True}
+
+    def rebalance() -> None:
+        held["yes"] = False
+        m.identity = (6, "member-a")
+
+    def still_held() -> None:
+        if not held["yes"]:
+            raise Errors.CommitFailedError("given up")
+
+    m.during_lookup = rebalance
+    client.script.extend([_commit_answer(Errors.NotCoordinatorError.errno, 0), _commit_answer(0, 0)])
+    with pytest.raises(Errors.CommitFailedError, match="given up"):
+        await committer.commit(OFFSETS, timeout=5, before_each=still_held)
+    assert [req.generation_id_or_member_epoch for _, req, _ in client.requests] == [5]
+    assert m.metrics.commits == 0
 
 
 async def test_commit_during_a_rebalance_asks_to_rejoin() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from aiokafka_lite.protocol.messages.offset_commit import (
     OffsetCommitResponseTopic,
 )
 from aiokafka_lite.protocol.messages.sync_group import SyncGroupResponse
+from aiokafka_lite.structs import OffsetAndMetadata
 from aiokafka_lite.structs import TopicPartition as TP
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "net"))
@@ -60,6 +62,9 @@ class Group:
         #: Other members the next JoinGroups list (their ids sort before ours: the range assignor serves them
         #: first).
         self.others: list[str] = []
+        #: FindCoordinator requests seen; while ``hold_lookups`` is set and not yet released, each waits.
+        self.lookups = 0
+        self.hold_lookups: asyncio.Event | None = None
 
     async def __call__(self, conn: Any, header: Any, req: Any, frame: bytes) -> None:
         key = header.request_api_key
@@ -72,6 +77,9 @@ class Group:
                 cluster_id="fake", controller_id=1,
                 topics=[MetadataResponseTopic(error_code=0, name="t", is_internal=False, partitions=[part])]))
         elif key == FIND_COORDINATOR:
+            self.lookups += 1
+            if self.hold_lookups is not None:
+                await self.hold_lookups.wait()
             await conn.reply(header, FindCoordinatorResponse(  # v4: the coordinators list only
                 throttle_time_ms=0, coordinators=[Coordinator(
                     key="g", node_id=1, host="127.0.0.1", port=self.port, error_code=0, error_message=None)]))
@@ -250,3 +258,80 @@ async def test_an_auto_commit_retrying_across_a_lost_generation_commits_nothing_
         finally:
             await membership.close(commit=False, timeout=1)
             await client.close()
+
+
+async def commit_while_given_up(group: Group, refusal: int, retrying: Callable[[], bool],
+                                meanwhile: Callable[[ClassicProtocol, SubscriptionState], Awaitable[None]],
+                                hold_lookups: bool = False) -> list[tuple[str, set[TP]]]:
+    """A stable member without auto-commit commits t-0 at 5; OffsetCommit is answered ``refusal`` (and
+    with ``hold_lookups`` FindCoordinator held) until ``retrying()`` says the retry is under way, then
+    ``meanwhile`` gives t-0 up, then commits and lookups are answered. The commit must fail and the broker
+    must have accepted none: returns the listener's calls made meanwhile."""
+    listener = Listener()
+    async with FakeBroker(group, versions=VERSIONS) as fake:
+        group.port = fake.port
+        coord, subs, client = await stable_member(fake, listener, request_timeout_ms=10000,
+                                                  enable_auto_commit=False,
+                                                  partition_assignment_strategy="range")
+        membership = coord._m
+        try:
+            group.commit_error = refusal
+            group.lookups = 0
+            group.hold_lookups = asyncio.Event() if hold_lookups else None
+            commit = asyncio.create_task(membership.commit_sync({TP("t", 0): OffsetAndMetadata(5)}, 10))
+            for _ in range(500):
+                if retrying():
+                    break
+                await asyncio.sleep(0.01)
+            assert retrying() and not commit.done(), "the commit is not retrying"
+            listener.calls.clear()
+            await meanwhile(coord, subs)
+            calls = list(listener.calls)
+            group.commit_error = 0
+            if group.hold_lookups is not None:
+                group.hold_lookups.set()
+            (outcome,) = await asyncio.wait_for(asyncio.gather(commit, return_exceptions=True), 10)
+            accepted = [(gen, offsets) for gen, code, offsets in group.commits if code == 0]
+            assert accepted == [], f"the retry committed t-0, which was given up meanwhile: {accepted}"
+            assert isinstance(outcome, Errors.CommitFailedError) and "given up" in str(outcome), outcome
+            return calls
+        finally:
+            await membership.close(commit=False, timeout=1)
+            await client.close()
+
+
+async def test_a_commit_retrying_across_an_eager_revoke_and_assign_back_fails_and_commits_nothing() -> None:
+    """The commit rule is "held the whole time", not "assigned now" (membership._still_held). The eager
+    protocol revokes everything at every rebalance and may assign a partition straight back: here t-0 is
+    revoked and assigned back in generation 2 while a commit() of t-0 at 5 keeps being answered
+    COORDINATOR_LOAD_IN_PROGRESS. Its new assignment starts from the offset committed then, so the retry
+    must not commit 5 under generation 2 (which the coordinator accepts): it fails instead."""
+    group = Group([])
+
+    async def rebalance(coord: ClassicProtocol, subs: SubscriptionState) -> None:
+        coord.request_rejoin("a member joined")
+        await coord.membership_round(time.monotonic() + 10)
+        assert coord.generation == 2 and subs.assigned_partitions() == {TP("t", 0)}
+
+    calls = await commit_while_given_up(group, Errors.CoordinatorLoadInProgressError.errno,
+                                        lambda: bool(group.commits), rebalance)
+    assert calls == [("revoked", {TP("t", 0)}), ("assigned", {TP("t", 0)})]
+
+
+async def test_a_partition_given_up_during_the_commits_coordinator_lookup_is_not_committed() -> None:
+    """The commit rule is checked after the coordinator lookup, with no await before the identity is
+    read (committer.Committer.commit): the lookup's await is when a rebalance is likely. Here the first
+    OffsetCommit is answered NOT_COORDINATOR; the retry's FindCoordinator is held by the fake broker while
+    the generation is found over and t-0 handed over as lost (as the membership task does after a
+    heartbeat answer); then the lookup is answered. The retry must not go out for t-0 (this fake
+    accepts any generation; a new one installed meanwhile would be accepted by a real coordinator too)."""
+    group = Group([])
+
+    async def fenced(coord: ClassicProtocol, subs: SubscriptionState) -> None:
+        coord.member_error(Errors.IllegalGenerationError.errno)
+        await coord._m.lose_partitions()
+        assert subs.assigned_partitions() == set()
+
+    calls = await commit_while_given_up(group, Errors.NotCoordinatorError.errno, lambda: group.lookups > 0,
+                                        fenced, hold_lookups=True)
+    assert calls == [("lost", {TP("t", 0)})]

@@ -85,3 +85,16 @@ def test_lag() -> None:
     s.seek(A, 3)
     s.state(A).high_watermark = 10
     assert s.lag(A) == 7
+
+
+def test_holds_tells_held_throughout_from_given_up_and_assigned_back() -> None:
+    """What the commit rule asks (membership._still_held): a partition kept across assignment changes
+    keeps its state; one given up and assigned back has a new one."""
+    s = SubscriptionState()
+    s.subscribe(["t"])
+    s.assign_from_subscribed([A, B])
+    a_state, b_state = s.state(A), s.state(B)
+    s.remove_assigned([B])
+    s.add_assigned([B, TP("t", 2)])
+    assert s.holds(A, a_state) and s.is_assigned(B)
+    assert not s.holds(B, b_state)
