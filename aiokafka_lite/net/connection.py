@@ -144,6 +144,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
         # While SASL re-authentication runs (KIP-368), new requests wait on this gate.
         self._gate: asyncio.Future[None] | None = None
         self._session_lifetime_ms = 0
+        self._session_since = 0.0
         self.reauth = Reauthenticator(self)
 
     # -- description ------------------------------------------------------------------------------
@@ -245,7 +246,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
             debuglog.connected(self._debug, self)
         self._last_io = self._loop.time()
         self._schedule_idle_check(self.settings.idle_timeout)
-        self.reauth.schedule(self._session_lifetime_ms)
+        self.reauth.schedule(self._session_lifetime_ms, self._session_since)
 
     async def _connect(self) -> None:
         from .handshake import authenticate, negotiate_api_versions  # handshake imports this module
@@ -279,7 +280,7 @@ class BrokerConnection(asyncio.BufferedProtocol):
             raise self._closed_error()
         await negotiate_api_versions(self)
         if self.settings.uses_sasl:
-            self._session_lifetime_ms = await authenticate(self)
+            self._session_lifetime_ms, self._session_since = await authenticate(self)
 
     # -- asyncio.Protocol -------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ without Kafka framing, is not supported.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import struct
 import time
@@ -78,11 +79,15 @@ def _fallback_version(frame: bytes, refused: int) -> int:
     return max(0, min(offered[0], refused - 1)) if offered else 0
 
 
-async def authenticate(conn: BrokerConnection, *, reauth: bool = False, token_life: float = 0.0) -> int:
+async def authenticate(
+    conn: BrokerConnection, *, reauth: bool = False, token_life: float = 0.0
+) -> tuple[int, float]:
     """SaslHandshake + SaslAuthenticate rounds; AuthenticationFailedError says why it failed.
 
     Returns the session lifetime the broker gave (SaslAuthenticate v1+; 0: none), after which the
-    connection must re-authenticate (``reauth=True``, KIP-368; see :mod:`aiokafka_lite.net.reauth`).
+    connection must re-authenticate (``reauth=True``, KIP-368; see :mod:`aiokafka_lite.net.reauth`),
+    and the loop time at which the request that the broker answered with it was written: the session
+    began after that, and its answer may be read much later (a loaded broker, a late loop).
     ``token_life``: OAUTHBEARER fetches a new token unless the current one has this many seconds left.
     """
     settings = conn.settings
@@ -135,7 +140,10 @@ async def authenticate(conn: BrokerConnection, *, reauth: bool = False, token_li
     lifetime_ms = 0
     subject = f" of {subject}" if subject else ""
     who = f"SASL {mechanism} {'re-' if reauth else ''}authentication{subject} with {conn}"
+    loop = asyncio.get_running_loop()
+    sent_at = loop.time()
     while token is not None:
+        sent_at = loop.time()
         answer = await conn.send(
             SaslAuthenticateRequest(auth_bytes=token), auth_version, timeout_ms=timeout_ms, auth=True
         )
@@ -147,7 +155,7 @@ async def authenticate(conn: BrokerConnection, *, reauth: bool = False, token_li
             token = client.step(bytes(answer.auth_bytes or b""))
         except AuthenticationFailedError as exc:
             raise AuthenticationFailedError(f"{who} failed: {exc.args[0]}") from None
-    return int(lifetime_ms)
+    return int(lifetime_ms), sent_at
 
 
 def _token_hint(client: SaslClient, reason: str) -> str:

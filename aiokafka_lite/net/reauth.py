@@ -6,8 +6,9 @@ receives any request other than SaslHandshake after that time (Kafka's ``SocketS
 ``serverAuthenticationSessionExpired`` per request; a SaslHandshake still starts re-authentication).
 So before the session ends the client authenticates again on the same connection: SaslHandshake and
 SaslAuthenticate, sent as ordinary requests. As Java's ``SaslClientAuthenticator`` does, it starts at
-a random point between 85 % and 95 % of the lifetime, counted from the end of the authentication,
-so that many connections do not re-authenticate at once.
+a random point between 85 % and 95 % of the lifetime, so that many connections do not re-authenticate at
+once; counted from when the last SaslAuthenticate was written (Java counts from its answer, which a
+loaded machine may read late: by then the broker's session has already run that long).
 
 Requests must not be interleaved with the exchange: the broker reads the frames after a
 SaslHandshake as SASL tokens. Java's client stops sending on the channel and keeps the responses
@@ -54,16 +55,19 @@ class Reauthenticator:
         #: that ran late wakes its I/O callbacks before its timers: a request could go out first.
         self.due = math.inf
 
-    def schedule(self, session_lifetime_ms: int) -> None:
-        """Arm re-authentication for a session of ``session_lifetime_ms`` (0: the session never ends)."""
+    def schedule(self, session_lifetime_ms: int, since: float) -> None:
+        """Arm re-authentication for a session of ``session_lifetime_ms`` (0: the session never ends)
+        that began no earlier than loop time ``since`` (when the request that opened it was written).
+
+        Counting from ``since`` rather than from now keeps the window inside the broker's session when
+        the answer was read late: the broker counts from when it authenticated, before it answered."""
         if session_lifetime_ms <= 0 or self.conn.closed:
             return
         self._lifetime = session_lifetime_ms / 1000
         share = random.uniform(*REAUTH_WINDOW)
         loop = asyncio.get_running_loop()
-        delay = session_lifetime_ms / 1000 * share
-        self.due = loop.time() + delay
-        self._timer = loop.call_later(delay, self.start)
+        self.due = since + session_lifetime_ms / 1000 * share
+        self._timer = loop.call_at(self.due, self.start)
 
     def cancel(self) -> None:
         """Called when the connection closes. A running re-authentication is not cancelled: it ends
@@ -97,7 +101,7 @@ class Reauthenticator:
                 # For OAUTHBEARER, a token good for another whole session: when the token bounds the
                 # session (the broker ends it at the token's expiry), that means the next token.
                 session = authenticate(conn, reauth=True, token_life=self._lifetime)
-                lifetime = await run_with_timeout(session, timeout)
+                lifetime, since = await run_with_timeout(session, timeout)
             except asyncio.TimeoutError:
                 raise KafkaTimeoutError(
                     f"re-authentication with {conn} took longer than {round(timeout * 1000)} ms "
@@ -119,4 +123,4 @@ class Reauthenticator:
             return
         finally:
             conn.open_gate(gate)
-        self.schedule(lifetime)
+        self.schedule(lifetime, since)

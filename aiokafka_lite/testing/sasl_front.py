@@ -114,6 +114,8 @@ class SaslFront:
         self.host = LOOPBACK
         self.port = port or 0
         self.session_lifetime_ms = session_lifetime_ms
+        #: Seconds the answer that grants a session waits before it goes out (a loaded broker or link).
+        self.answer_delay = 0.0
         self.oauth = oauth
         self.authenticated = 0
         self.reauthenticated = 0
@@ -287,11 +289,14 @@ class SaslFront:
                 await writer.drain()
                 return False
             lifetime = self._lifetime_ms(state.get("expires")) if done else 0
+            # As Kafka, the session starts when it is granted, before the answer goes out.
+            now = asyncio.get_running_loop().time()
             answer = SaslAuthenticateResponse(auth_bytes=out, session_lifetime_ms=lifetime)
+            if done and self.answer_delay:
+                await asyncio.sleep(self.answer_delay)
             writer.write(encode_response(answer, version, corr))
             await writer.drain()
             if done:
-                now = asyncio.get_running_loop().time()
                 session.mechanism, session.principal, session.last_auth = mechanism, state["principal"], now
                 session.expires = now + lifetime / 1000 if lifetime > 0 else None
                 if reauth:

@@ -126,11 +126,31 @@ async def test_a_late_loop_reauthenticates_before_its_next_request(
     assert front.expired == expired
 
 
+async def test_a_late_answer_does_not_push_reauthentication_past_the_session_end(
+    reauth_broker: SaslBroker, make_config: Callable[..., Config]
+) -> None:
+    """The broker's answer that grants a session comes a quarter of the session late (a loaded broker or
+    link). The broker counts the session from when it granted it, so the client counts from when it
+    wrote the request: counted from the answer, re-authentication came after the session had ended,
+    and the requests between the two made the broker close the connection."""
+    front = reauth_broker.front
+    expired = front.expired
+    front.answer_delay = LIFETIME_MS / 1000 / 4
+    try:
+        async with _connected(make_config(reauth_broker.bootstrap, **_sasl("PLAIN"))) as (client, node, conn):
+            await _busy_metadata(client, node, 2.5)
+            assert client.connection(node) is conn and not conn.closed
+            assert conn.reauth.count >= 1
+    finally:
+        front.answer_delay = 0.0
+    assert front.expired == expired
+
+
 async def test_without_reauth_the_session_end_kills_the_connection(
     reauth_broker: SaslBroker, make_config: Callable[..., Config], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The same traffic with the re-authentication scheduler off: the front closes the connection."""
-    monkeypatch.setattr(Reauthenticator, "schedule", lambda self, lifetime_ms: None)
+    monkeypatch.setattr(Reauthenticator, "schedule", lambda self, lifetime_ms, since: None)
     front = reauth_broker.front
     expired = front.expired
     async with _connected(make_config(reauth_broker.bootstrap, **_sasl("PLAIN"))) as (client, node, conn):
