@@ -157,6 +157,31 @@ async def test_send_many_from_one_buffer(broker: EmbeddedBroker, new_topic: Call
     assert {m.partition for m in b3.metadata()} == {1}  # type: ignore[union-attr]
 
 
+async def test_send_many_hands_a_serializer_the_arrow_values(tansu: EmbeddedBroker,
+                                                            new_topic: Callable[..., str]) -> None:
+    """With a value_serializer, send_many gives it each value as the pyarrow array holds it (a scalar),
+    not bytes read from the array's buffers, and takes a ChunkedArray of several chunks: the buffer input
+    is for values sent as they are, without a serializer."""
+    import pyarrow as pa
+
+    topic = new_topic()
+    await asyncio.to_thread(create_topic, tansu.bootstrap, topic, 1)
+    seen: list[object] = []
+
+    def serializer(value: object) -> bytes:
+        seen.append(value)
+        assert isinstance(value, pa.Scalar)
+        return b"<%s>" % str(value.as_py()).encode()
+
+    async with Producer(bootstrap_servers=tansu.bootstrap, value_serializer=serializer) as p:
+        one = await p.send_many(topic, pa.array(["a", "b"]))
+        chunks = await p.send_many(topic, pa.chunked_array([["c"], ["d", "e"]], type=pa.large_string()))
+        assert (await one, await chunks) == (2, 3)
+    assert len(seen) == 5
+    got = await aread_confluent(tansu.bootstrap, topic, 5)
+    assert sorted(g.value for g in got) == [b"<a>", b"<b>", b"<c>", b"<d>", b"<e>"]
+
+
 async def test_keyless_records_are_sticky_per_batch(tansu: EmbeddedBroker,
                                                     new_topic: Callable[..., str]) -> None:
     topic = new_topic()
