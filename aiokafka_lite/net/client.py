@@ -176,13 +176,24 @@ class KafkaClient(AsyncClient):
     def started(self) -> bool:
         return self._started and not self._closed
 
-    def _check_usable(self) -> None:
+    def unusable_error(self) -> KafkaError | None:
+        """Why no connection or metadata request can be made now (closed, not started, or the metadata
+        task died), else None. Only start() can change it (before the first start): for whoever uses
+        a started client it is final, an error to fail with rather than retry."""
         if self._closed:
-            raise self.closed_error()
+            return self.closed_error()
         if not self._started:
-            raise IllegalStateError("KafkaClient.start() has not been awaited")
+            return IllegalStateError("KafkaClient.start() has not been awaited")
         if self._fatal is not None:
-            raise KafkaError(f"the metadata task died: {self._fatal!r}") from self._fatal
+            error = KafkaError(f"the metadata task died: {self._fatal!r}")
+            error.__cause__ = self._fatal
+            return error
+        return None
+
+    def _check_usable(self) -> None:
+        error = self.unusable_error()
+        if error is not None:
+            raise error
 
     # -- requests ---------------------------------------------------------------------------------
 
