@@ -533,6 +533,9 @@ class KafkaClient(AsyncClient):
                                       self._md_failures, exc)
                 if not fut.done():
                     fut.set_exception(exc)
+            except BaseException as exc:  # the task dies of it (_metadata_task_done), and so does this update
+                self._died(exc, fut)
+                raise
             else:
                 self._md_warning.recovered("metadata", "metadata update")
                 self._md_failures = 0
@@ -547,11 +550,18 @@ class KafkaClient(AsyncClient):
             return
         exc = task.exception()
         if exc is not None:
-            self._fatal = exc
             log.error("the metadata task of %r died", self, exc_info=exc)
-            for fut in (self._md_next,):
-                if fut is not None and not fut.done():
-                    fut.set_exception(exc)
+            self._died(exc, self._md_next)
+
+    def _died(self, exc: BaseException, *waited: asyncio.Future[ClusterMetadata] | None) -> None:
+        """The metadata task died of ``exc``: the client is unusable from now on (``unusable_error``), and
+        the updates waited on fail with that error."""
+        self._fatal = exc
+        error = self.unusable_error()
+        assert error is not None
+        for fut in waited:
+            if fut is not None and not fut.done():
+                fut.set_exception(error)
 
     def _on_broken(self, key: PoolKey, reason: BaseException) -> None:
         """A connection failed or broke: the cluster may have changed, refresh metadata."""
