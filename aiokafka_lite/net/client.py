@@ -389,8 +389,9 @@ class KafkaClient(AsyncClient):
         if fut is None or fut.done():
             fut = self._md_next = asyncio.get_running_loop().create_future()
             fut.add_done_callback(_retrieve)
-            if self._closed:
-                fut.set_exception(self.closed_error())
+            final = self.unusable_error() if self._closed or self._fatal is not None else None
+            if final is not None:  # no update will run: fail now
+                fut.set_exception(final)
             elif self._md_wakeup is not None:
                 self._md_wakeup.set()
         return fut
