@@ -176,13 +176,24 @@ class KafkaClient(AsyncClient):
     def started(self) -> bool:
         return self._started and not self._closed
 
-    def _check_usable(self) -> None:
+    def unusable_error(self) -> KafkaError | None:
+        """Why no connection or metadata request can be made now (closed, not started, or the metadata
+        task died), else None. Only start() can change it (before the first start): for whoever uses
+        a started client it is final, an error to fail with rather than retry."""
         if self._closed:
-            raise self.closed_error()
+            return self.closed_error()
         if not self._started:
-            raise IllegalStateError("KafkaClient.start() has not been awaited")
+            return IllegalStateError("KafkaClient.start() has not been awaited")
         if self._fatal is not None:
-            raise KafkaError(f"the metadata task died: {self._fatal!r}") from self._fatal
+            error = KafkaError(f"the metadata task died: {self._fatal!r}")
+            error.__cause__ = self._fatal
+            return error
+        return None
+
+    def _check_usable(self) -> None:
+        error = self.unusable_error()
+        if error is not None:
+            raise error
 
     # -- requests ---------------------------------------------------------------------------------
 
@@ -378,8 +389,9 @@ class KafkaClient(AsyncClient):
         if fut is None or fut.done():
             fut = self._md_next = asyncio.get_running_loop().create_future()
             fut.add_done_callback(_retrieve)
-            if self._closed:
-                fut.set_exception(self.closed_error())
+            final = self.unusable_error() if self._closed or self._fatal is not None else None
+            if final is not None:  # no update will run: fail now
+                fut.set_exception(final)
             elif self._md_wakeup is not None:
                 self._md_wakeup.set()
         return fut
@@ -522,6 +534,9 @@ class KafkaClient(AsyncClient):
                                       self._md_failures, exc)
                 if not fut.done():
                     fut.set_exception(exc)
+            except BaseException as exc:  # the task dies of it (_metadata_task_done), and so does this update
+                self._died(exc, fut)
+                raise
             else:
                 self._md_warning.recovered("metadata", "metadata update")
                 self._md_failures = 0
@@ -536,11 +551,18 @@ class KafkaClient(AsyncClient):
             return
         exc = task.exception()
         if exc is not None:
-            self._fatal = exc
             log.error("the metadata task of %r died", self, exc_info=exc)
-            for fut in (self._md_next,):
-                if fut is not None and not fut.done():
-                    fut.set_exception(exc)
+            self._died(exc, self._md_next)
+
+    def _died(self, exc: BaseException, *waited: asyncio.Future[ClusterMetadata] | None) -> None:
+        """The metadata task died of ``exc``: the client is unusable from now on (``unusable_error``), and
+        the updates waited on fail with that error."""
+        self._fatal = exc
+        error = self.unusable_error()
+        assert error is not None
+        for fut in waited:
+            if fut is not None and not fut.done():
+                fut.set_exception(error)
 
     def _on_broken(self, key: PoolKey, reason: BaseException) -> None:
         """A connection failed or broke: the cluster may have changed, refresh metadata."""

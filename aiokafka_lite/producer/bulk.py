@@ -77,9 +77,11 @@ class BulkFuture:
 def serialized_many(topic: str, values: Sequence[Any], keys: Sequence[Any] | None,
                     headers: Sequence[Any] | None, key_serializer: Any, value_serializer: Any
                     ) -> tuple[Sequence[Any], Sequence[Any] | None]:
-    """The arguments checked, and the values and keys serialized to bytes. A pyarrow binary or string
-    array becomes a :class:`~..records.ValueBuffer` (its values are read where they are)."""
-    values = as_value_buffer(values)
+    """The arguments checked, and the values and keys serialized to bytes. Without a value serializer, a
+    pyarrow binary or string array becomes a :class:`~..records.ValueBuffer` (its values are read where
+    they are); a serializer gets each value as the array gives it (a pyarrow scalar)."""
+    if value_serializer is None:
+        values = as_value_buffer(values)
     n = len(values)
     if keys is not None and len(keys) != n:
         raise IllegalArgumentError(f"send_many: {len(keys)} keys for {n} values")

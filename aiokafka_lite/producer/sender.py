@@ -273,9 +273,21 @@ class Sender:
         fut.add_done_callback(self._metadata_done)
 
     def _metadata_done(self, fut: asyncio.Future[Any]) -> None:
-        if not fut.cancelled():
-            fut.exception()
+        if not fut.cancelled() and fut.exception() is not None and self._client_unusable():
+            return
         self.wakeup()
+
+    def _client_unusable(self) -> bool:
+        """After a failed connect or metadata request: if the client can never connect again (closed
+        under the producer, or its metadata task died), fail everything with its error now. Such a
+        failure comes before the pool records a reconnect backoff, so retrying would spin, one metadata
+        request per turn, until every record expired."""
+        error = self.client.unusable_error()
+        if error is None:
+            return False
+        log.error("the producer's network client is unusable: %s", error)
+        self._fatal(error)
+        return True
 
     def _connect(self, node: int) -> None:
         if node in self._connecting:
@@ -290,8 +302,10 @@ class Sender:
         except KafkaError as exc:
             self._connect_errors[node] = exc
             log.debug("connect to node %s failed: %s", node, exc)
-            self._request_metadata()  # metadata trigger 4: a broker went away, its leaders may move
-            # No sleep here: the next attempt waits out the pool's reconnect backoff (net/pool.py).
+            if not self._client_unusable():
+                self._request_metadata()  # metadata trigger 4: a broker went away, its leaders may move
+            # No sleep here: the next attempt waits out the pool's reconnect backoff (net/pool.py); the
+            # failures that come before any backoff (an unusable client) end the producer above.
         finally:
             self._connecting.discard(node)
             self.wakeup()

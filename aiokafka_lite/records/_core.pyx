@@ -252,39 +252,91 @@ def longest_plain(items):
     return longest
 
 
+cdef struct _Values:
+    # A ValueBuffer's buffers, held while C reads its values (_values_open, _values_close).
+    Py_buffer data
+    Py_buffer offs
+    Py_buffer valid
+    bint has_data
+    bint has_offs
+    bint has_valid
+    bint wide
+    Py_ssize_t n
+    Py_ssize_t vbit
+
+
+cdef int _values_open(_Values *v, object vb) except -1:
+    """Hold ``vb``'s buffers for reading (release with _values_close, also when this raises).
+
+    ValueBuffer checked their shapes when it was made and its parts are read-only; checked again here
+    is only what keeps C's reads inside the buffers actually held: offsets of 4- or 8-byte items, as
+    many as ``len(offsets)`` says, and a validity bitmap covering the values. Each offset pair is
+    checked against the data where it is read (_value_span): the buffers' contents may change."""
+    cdef object offsets, validity
+    cdef Py_ssize_t w
+    v.has_data = v.has_offs = v.has_valid = False
+    offsets, validity = vb.offsets, vb.validity
+    PyObject_GetBuffer(vb.data, &v.data, PyBUF_SIMPLE)
+    v.has_data = True
+    PyObject_GetBuffer(offsets, &v.offs, PyBUF_SIMPLE)
+    v.has_offs = True
+    w = v.offs.itemsize
+    if (w != 4 and w != 8) or v.offs.len < w or v.offs.len != len(offsets) * w:
+        raise IllegalArgumentError(
+            f"ValueBuffer offsets must be int32 or int64 items, at least one: {v.offs.len} bytes of {w}")
+    v.wide = w == 8
+    v.n = v.offs.len // w - 1
+    v.vbit = vb.validity_offset
+    if validity is not None:
+        PyObject_GetBuffer(validity, &v.valid, PyBUF_SIMPLE)
+        v.has_valid = True  # its own flag: a zero-length buffer may have a NULL address
+        if v.vbit < 0 or v.valid.len * 8 - v.vbit < v.n:
+            raise IllegalArgumentError("ValueBuffer validity bitmap is shorter than its values")
+    return 0
+
+
+cdef void _values_close(_Values *v) noexcept:
+    if v.has_valid:
+        PyBuffer_Release(&v.valid)
+    if v.has_offs:
+        PyBuffer_Release(&v.offs)
+    if v.has_data:
+        PyBuffer_Release(&v.data)
+
+
+cdef inline int _value_span(const _Values *v, Py_ssize_t i, Py_ssize_t *s, Py_ssize_t *e) except -1:
+    """Where value ``i`` lies in the data, its offsets checked against it (ValueBuffer._span's twin)."""
+    if v.wide:
+        s[0] = <Py_ssize_t>(<const int64_t *>v.offs.buf)[i]
+        e[0] = <Py_ssize_t>(<const int64_t *>v.offs.buf)[i + 1]
+    else:
+        s[0] = (<const int32_t *>v.offs.buf)[i]
+        e[0] = (<const int32_t *>v.offs.buf)[i + 1]
+    if s[0] < 0 or e[0] < s[0] or e[0] > v.data.len:
+        raise IllegalArgumentError(f"ValueBuffer value {i}: offsets {s[0]}..{e[0]} outside 0..{v.data.len}")
+    return 0
+
+
+cdef inline bint _value_null(const _Values *v, Py_ssize_t i) noexcept:
+    cdef Py_ssize_t bit
+    if not v.has_valid:
+        return False
+    bit = v.vbit + i
+    return not ((<const uchar *>v.valid.buf)[bit >> 3] >> (bit & 7)) & 1
+
+
 cdef Py_ssize_t _buffer_longest(object vb) except -1:
     """A ValueBuffer's longest value, every offset checked against its data: one pass in C."""
-    cdef Py_buffer offs
-    cdef Py_ssize_t i, n = len(vb.offsets), size = len(vb.data), prev, cur, longest = 0, bit
-    cdef bint wide = vb.offsets.itemsize == 8
-    cdef object validity = vb.validity
-    cdef Py_ssize_t vbit = vb.validity_offset
-    cdef const uchar *bits = NULL
-    cdef bytes vbytes
-    if validity is not None:
-        vbytes = bytes(validity)  # the bitmap: an eighth of a byte per value
-        if len(vbytes) * 8 < vbit + n - 1:
-            raise IllegalArgumentError("ValueBuffer validity bitmap is shorter than its values")
-        bits = <const uchar *>PyBytes_AS_STRING(vbytes)
-    PyObject_GetBuffer(vb.offsets, &offs, PyBUF_SIMPLE)
+    cdef _Values v
+    cdef Py_ssize_t i, s, e, longest = 0
     try:
-        prev = <Py_ssize_t>(<const int64_t *>offs.buf)[0] if wide else (<const int32_t *>offs.buf)[0]
-        if prev < 0 or prev > size:
-            raise IllegalArgumentError(f"ValueBuffer value 0: offset {prev} outside 0..{size}")
-        for i in range(1, n):
-            cur = <Py_ssize_t>(<const int64_t *>offs.buf)[i] if wide else (<const int32_t *>offs.buf)[i]
-            if cur < prev or cur > size:
-                raise IllegalArgumentError(f"ValueBuffer value {i - 1}: offsets {prev}..{cur} outside 0..{size}")
-            if cur - prev > longest:
-                if bits == NULL:
-                    longest = cur - prev
-                else:
-                    bit = vbit + i - 1
-                    if (bits[bit >> 3] >> (bit & 7)) & 1:
-                        longest = cur - prev
-            prev = cur
+        _values_open(&v, vb)
+        for i in range(v.n):
+            _value_span(&v, i, &s, &e)
+            if e - s > longest and not _value_null(&v, i):
+                longest = e - s
     finally:
-        PyBuffer_Release(&offs)
+        _values_close(&v)
     return longest
 
 

@@ -254,64 +254,31 @@ cdef class BatchBuilder:
     cdef Py_ssize_t _append_buffer(self, object vb, list keys, int64_t ts, Py_ssize_t start) except -1:
         """``append_many`` of a ValueBuffer's values from ``start``: each copied once, from the buffer
         into the batch."""
-        cdef Py_buffer data, offs, valid
-        cdef Py_ssize_t i, n, s, e, done = 0, klen, vlen, bit
+        cdef _Values v
+        cdef Py_ssize_t i, s, e, done = 0, klen, vlen
         cdef const uchar *kp
-        cdef const uchar *base
-        cdef const uchar *bits = NULL
-        cdef bint wide
         cdef object key
-        cdef object vv = vb.validity
-        cdef Py_ssize_t vbit = vb.validity_offset
-        PyObject_GetBuffer(vb.data, &data, PyBUF_SIMPLE)
         try:
-            PyObject_GetBuffer(vb.offsets, &offs, PyBUF_SIMPLE)
-            try:
-                if vv is not None:
-                    PyObject_GetBuffer(vv, &valid, PyBUF_SIMPLE)
-                    bits = <const uchar *>valid.buf
-                try:
-                    wide = vb.offsets.itemsize == 8
-                    n = len(vb.offsets) - 1
-                    if keys is not None and PyList_GET_SIZE(keys) < n:
-                        raise IllegalArgumentError(f"{PyList_GET_SIZE(keys)} keys for {n} values")
-                    if bits != NULL and valid.len * 8 < vbit + n:
-                        raise IllegalArgumentError("ValueBuffer validity bitmap is shorter than its values")
-                    base = <const uchar *>data.buf
-                    for i in range(start, n):
-                        if wide:
-                            s = <Py_ssize_t>(<const int64_t *>offs.buf)[i]
-                            e = <Py_ssize_t>(<const int64_t *>offs.buf)[i + 1]
-                        else:
-                            s = (<const int32_t *>offs.buf)[i]
-                            e = (<const int32_t *>offs.buf)[i + 1]
-                        if s < 0 or e < s or e > data.len:
-                            raise IllegalArgumentError(
-                                f"ValueBuffer value {i}: offsets {s}..{e} outside 0..{data.len}")
-                        vlen = e - s
-                        if bits != NULL:
-                            bit = vbit + i
-                            if not (bits[bit >> 3] >> (bit & 7)) & 1:
-                                vlen = -1
-                        kp = NULL
-                        klen = -1
-                        if keys is not None:
-                            key = <object>PyList_GET_ITEM(keys, i)
-                            if key is not None:
-                                if not PyBytes_CheckExact(key):
-                                    key = to_bytes(key, "key")
-                                kp = <const uchar *>PyBytes_AS_STRING(key)
-                                klen = PyBytes_GET_SIZE(key)
-                        if _put_record(self, ts, kp, klen, base + s, vlen, None, 0, 0) < 0:
-                            break
-                        done += 1
-                finally:
-                    if bits != NULL:
-                        PyBuffer_Release(&valid)
-            finally:
-                PyBuffer_Release(&offs)
+            _values_open(&v, vb)
+            if keys is not None and PyList_GET_SIZE(keys) < v.n:
+                raise IllegalArgumentError(f"{PyList_GET_SIZE(keys)} keys for {v.n} values")
+            for i in range(start, v.n):
+                _value_span(&v, i, &s, &e)
+                vlen = -1 if _value_null(&v, i) else e - s
+                kp = NULL
+                klen = -1
+                if keys is not None:
+                    key = <object>PyList_GET_ITEM(keys, i)
+                    if key is not None:
+                        if not PyBytes_CheckExact(key):
+                            key = to_bytes(key, "key")
+                        kp = <const uchar *>PyBytes_AS_STRING(key)
+                        klen = PyBytes_GET_SIZE(key)
+                if _put_record(self, ts, kp, klen, <const uchar *>v.data.buf + s, vlen, None, 0, 0) < 0:
+                    break
+                done += 1
         finally:
-            PyBuffer_Release(&data)
+            _values_close(&v)
         return done
 
     def build(self):

@@ -30,15 +30,17 @@ class ValueBuffer(Sequence["bytes | None"]):
 
     ``data`` is any contiguous buffer (``bytes``, ``bytearray``, ``memoryview``, ``mmap``, a pyarrow
     ``Buffer``); ``offsets`` a buffer of int32 or int64 (``array('q')``, a NumPy array, a memoryview)
-    or a sequence of ints. Nothing is copied here: the buffers must not change until ``send_many``
-    returns (the values are in their batches then). Offsets are checked where the values are read:
-    decreasing offsets or one beyond ``data`` raise :class:`IllegalArgumentError`.
+    or a sequence of ints. Nothing is copied here: the buffers' contents must not change until
+    ``send_many`` returns (the values are in their batches then). The shapes are checked here, once,
+    and the parts are read-only afterwards, so the checks hold for as long as the ValueBuffer lives;
+    the offsets' values are checked where they are read: decreasing offsets or one beyond ``data``
+    raise :class:`IllegalArgumentError`.
     """
 
-    __slots__ = ("data", "offsets", "validity", "validity_offset")
+    __slots__ = ("_data", "_offsets", "_validity", "_validity_offset")
 
     def __init__(self, data: Any, offsets: Any, validity: Any = None, validity_offset: int = 0) -> None:
-        self.data = _view(data, "data").cast("B")
+        self._data = _view(data, "data").cast("B")
         try:
             offs = memoryview(offsets)
         except TypeError:
@@ -52,13 +54,33 @@ class ValueBuffer(Sequence["bytes | None"]):
             offs = offs.cast("B").cast(fmt)  # type: ignore[call-overload]
         if len(offs) < 1:
             raise IllegalArgumentError("ValueBuffer needs at least one offset (n values take n + 1)")
-        self.offsets = offs
+        self._offsets = offs
         if validity_offset < 0:
             raise IllegalArgumentError(f"validity_offset must be >= 0, got {validity_offset}")
-        self.validity = None if validity is None else _view(validity, "validity").cast("B")
-        if self.validity is not None and len(self.validity) * 8 < validity_offset + len(offs) - 1:
+        self._validity = None if validity is None else _view(validity, "validity").cast("B")
+        if self._validity is not None and len(self._validity) * 8 < validity_offset + len(offs) - 1:
             raise IllegalArgumentError("ValueBuffer validity bitmap is shorter than its values")
-        self.validity_offset = validity_offset
+        self._validity_offset = validity_offset
+
+    @property
+    def data(self) -> memoryview:
+        """The values end to end (a byte view)."""
+        return self._data
+
+    @property
+    def offsets(self) -> memoryview:
+        """``len(self) + 1`` native int32 or int64 offsets into :attr:`data`."""
+        return self._offsets
+
+    @property
+    def validity(self) -> memoryview | None:
+        """The Arrow validity bitmap (a byte view), or None: no value is None."""
+        return self._validity
+
+    @property
+    def validity_offset(self) -> int:
+        """The bit of :attr:`validity` that value 0 has."""
+        return self._validity_offset
 
     @classmethod
     def from_arrow(cls, array_: Any) -> ValueBuffer:
@@ -78,18 +100,27 @@ class ValueBuffer(Sequence["bytes | None"]):
         return cls(data, offs, validity if array_.null_count else None, first)
 
     def __len__(self) -> int:
-        return len(self.offsets) - 1
+        return len(self._offsets) - 1
 
     def value_size(self, i: int) -> int:
         """Bytes of value ``i`` (0 for None)."""
-        return 0 if self.is_null(i) else int(self.offsets[i + 1] - self.offsets[i])
+        return 0 if self.is_null(i) else int(self._offsets[i + 1] - self._offsets[i])
 
     def is_null(self, i: int) -> bool:
-        v = self.validity
+        v = self._validity
         if v is None:
             return False
-        bit = self.validity_offset + i
+        bit = self._validity_offset + i
         return not (v[bit >> 3] >> (bit & 7)) & 1
+
+    def _span(self, i: int) -> tuple[int, int]:
+        """Where value ``i`` lies in :attr:`data`, its offsets checked against it (IllegalArgumentError):
+        the one check of an offset pair, as the core's ``_value_span`` in C."""
+        start, end = int(self._offsets[i]), int(self._offsets[i + 1])
+        if not 0 <= start <= end <= len(self._data):
+            raise IllegalArgumentError(
+                f"ValueBuffer value {i}: offsets {start}..{end} outside 0..{len(self._data)}")
+        return start, end
 
     @overload
     def __getitem__(self, i: int) -> bytes | None: ...
@@ -108,10 +139,8 @@ class ValueBuffer(Sequence["bytes | None"]):
             raise IndexError("ValueBuffer index out of range")
         if self.is_null(i):
             return None
-        start, end = int(self.offsets[i]), int(self.offsets[i + 1])
-        if not 0 <= start <= end <= len(self.data):
-            raise _outside(i, start, end, len(self.data))
-        return self.data[start:end].tobytes()
+        start, end = self._span(i)
+        return self._data[start:end].tobytes()
 
     def __iter__(self) -> Iterator[bytes | None]:
         for i in range(len(self)):
@@ -119,22 +148,12 @@ class ValueBuffer(Sequence["bytes | None"]):
 
     def longest(self) -> int:
         """The longest value's size, checking every offset (the pure twin of the core's C scan)."""
-        offs, size, longest = self.offsets, len(self.data), 0
-        prev = int(offs[0])
-        if prev < 0 or prev > size:
-            raise _outside(0, prev, prev, size)
-        for i in range(1, len(offs)):
-            cur = int(offs[i])
-            if cur < prev or cur > size:
-                raise _outside(i - 1, prev, cur, size)
-            if cur - prev > longest and not self.is_null(i - 1):
-                longest = cur - prev
-            prev = cur
+        longest = 0
+        for i in range(len(self)):
+            start, end = self._span(i)
+            if end - start > longest and not self.is_null(i):
+                longest = end - start
         return longest
-
-
-def _outside(i: int, start: int, end: int, size: int) -> IllegalArgumentError:
-    return IllegalArgumentError(f"ValueBuffer value {i}: offsets {start}..{end} outside 0..{size}")
 
 
 def _view(obj: Any, what: str) -> memoryview:

@@ -19,6 +19,7 @@ from aiokafka_lite.errors import (
     ConsumerStoppedError,
     IllegalStateError,
     KafkaConnectionError,
+    KafkaError,
     KafkaTimeoutError,
     NodeNotReadyError,
     UnsupportedVersionError,
@@ -275,6 +276,31 @@ async def test_lifecycle_errors(broker: EmbeddedBroker, make_config: Callable[..
         await client.refresh_metadata()
     with pytest.raises(IllegalStateError):
         await client.start()
+
+
+class _Bug(BaseException):
+    """Not an Exception: escapes the metadata loop's handler and ends its task, as a bug there would."""
+
+
+async def test_a_dead_metadata_task_fails_the_refresh_waiting_on_it(
+    tansu: EmbeddedBroker, make_config: Callable[..., Config]
+) -> None:
+    """The metadata task dying during an update fails that update's waiters with the client's error (they
+    waited forever: only the next update's future was failed), and every later call raises it too; a
+    later update asked for fails at once (none will run)."""
+
+    def bug(cluster: ClusterMetadata) -> None:
+        raise _Bug()
+
+    async with KafkaClient(make_config(tansu.bootstrap)) as client:
+        client.add_metadata_listener(bug)
+        with pytest.raises(KafkaError, match="metadata task died"):
+            await asyncio.wait_for(client.refresh_metadata(), 10)  # the bound only stops a hang
+        assert isinstance(client.unusable_error(), KafkaError)
+        with pytest.raises(KafkaError, match="metadata task died"):
+            await client.refresh_metadata()
+        update = client.request_metadata_update()  # no task will run it: failed at once, as when closed
+        assert update.done() and isinstance(update.exception(), KafkaError)
 
 
 async def test_close_fails_the_requests_in_flight(make_config: Callable[..., Config]) -> None:

@@ -231,6 +231,9 @@ class FakeClient:
         self.coordinator = coordinator if coordinator is not None else self.nodes[0]
         #: Nodes that refuse connections (``ready`` and ``send`` raise KafkaConnectionError).
         self.down: set[int] = set()
+        #: A closed client's error: ``unusable_error()`` answers it, ``ready`` raises it and metadata
+        #: updates fail with it at once, as KafkaClient's do.
+        self.unusable: KafkaError | None = None
         self.calls: list[Call] = []
         self.unclaimed: list[Call] = []
         #: What the fake broker has written, per partition: (producer_id, epoch, base_sequence, values).
@@ -271,7 +274,7 @@ class FakeClient:
     # -- the client interface ----------------------------------------------------------------------
 
     def connection(self, node: int, request_cls: Any = None) -> _Conn | None:
-        return None if node in self.down else _Conn(self, node)
+        return None if node in self.down or self.unusable is not None else _Conn(self, node)
 
     def resume(self, node: int) -> None:
         """``node``'s connection takes writes again (see ``paused``)."""
@@ -281,8 +284,13 @@ class FakeClient:
             if not fut.done():
                 fut.set_result(None)
 
+    def unusable_error(self) -> KafkaError | None:
+        return self.unusable
+
     async def ready(self, node: int, request_cls: Any = None) -> None:
         self.connect_attempts += 1
+        if self.unusable is not None:
+            raise self.unusable
         if node in self.down:
             raise KafkaConnectionError(f"connect to node {node} failed: connection refused")
 
@@ -299,7 +307,10 @@ class FakeClient:
     def request_metadata_update(self) -> asyncio.Future[Any]:
         self.metadata_requests += 1
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        fut.set_result(self.cluster)
+        if self.unusable is not None:
+            fut.set_exception(self.unusable)
+        else:
+            fut.set_result(self.cluster)
         return fut
 
     def add_topics(self, topics: Iterable[str]) -> bool:

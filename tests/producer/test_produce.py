@@ -157,6 +157,81 @@ async def test_send_many_from_one_buffer(broker: EmbeddedBroker, new_topic: Call
     assert {m.partition for m in b3.metadata()} == {1}  # type: ignore[union-attr]
 
 
+async def test_send_many_hands_a_serializer_the_arrow_values(tansu: EmbeddedBroker,
+                                                            new_topic: Callable[..., str]) -> None:
+    """With a value_serializer, send_many gives it each value as the pyarrow array holds it (a scalar),
+    not bytes read from the array's buffers, and takes a ChunkedArray of several chunks: the buffer input
+    is for values sent as they are, without a serializer."""
+    import pyarrow as pa
+
+    topic = new_topic()
+    await asyncio.to_thread(create_topic, tansu.bootstrap, topic, 1)
+    seen: list[object] = []
+
+    def serializer(value: object) -> bytes:
+        seen.append(value)
+        assert isinstance(value, pa.Scalar)
+        return b"<%s>" % str(value.as_py()).encode()
+
+    async with Producer(bootstrap_servers=tansu.bootstrap, value_serializer=serializer) as p:
+        one = await p.send_many(topic, pa.array(["a", "b"]))
+        chunks = await p.send_many(topic, pa.chunked_array([["c"], ["d", "e"]], type=pa.large_string()))
+        assert (await one, await chunks) == (2, 3)
+    assert len(seen) == 5
+    got = await aread_confluent(tansu.bootstrap, topic, 5)
+    assert sorted(g.value for g in got) == [b"<a>", b"<b>", b"<c>", b"<d>", b"<e>"]
+
+
+class _Bug(BaseException):
+    """Not an Exception: escapes the metadata loop's handler and ends its task, as a bug there would."""
+
+
+@pytest.mark.parametrize("how", ["closed", "metadata task died"])
+async def test_an_unusable_client_fails_the_pending_records_at_once(tansu: EmbeddedBroker,
+                                                                    new_topic: Callable[..., str],
+                                                                    how: str) -> None:
+    """A producer whose network client was closed under it, or whose metadata task died, can never
+    connect again: the Sender fails its records with the client's error at once, and later calls raise it,
+    instead of retrying the connect in a loop (one metadata request per turn) until the delivery timeout."""
+    from aiokafka_lite.errors import KafkaError
+    from aiokafka_lite.protocol.messages.produce import ProduceRequest
+
+    topic = new_topic()
+    await asyncio.to_thread(create_topic, tansu.bootstrap, topic, 1)
+    async with Producer(bootstrap_servers=tansu.bootstrap, linger_ms=0, request_timeout_ms=1000,
+                        delivery_timeout_ms=3000) as p:
+        await p.send_and_wait(topic, b"warm-up")
+        client = p.client
+        expected: tuple[type[BaseException], str]
+        if how == "closed":
+            await client.close()
+            expected = ProducerClosedError, "closed"
+        else:
+            reached = asyncio.Event()
+
+            def bug(cluster: object) -> None:
+                reached.set()
+                raise _Bug()
+
+            client.add_metadata_listener(bug)
+            client.request_metadata_update()
+            await reached.wait()
+            await asyncio.sleep(0)  # the task's done callback, which records its death, runs before us
+            assert client.unusable_error() is not None
+            leader = client.cluster.leader_for(TopicPartition(topic, 0))
+            assert leader is not None
+            client.close_connection(leader, ProduceRequest)  # the next record needs a new connection
+            expected = KafkaError, "metadata task died"
+        before = p.metrics()["metadata-request-total"]
+        futs = [await p.send(topic, b"after %d" % i) for i in range(3)]
+        for fut in futs:
+            with pytest.raises(expected[0], match=expected[1]):  # not KafkaTimeoutError after 3 s
+                await fut
+        assert p.metrics()["metadata-request-total"] - before <= 1
+        with pytest.raises(expected[0], match=expected[1]):
+            await p.send(topic, b"later")
+
+
 async def test_keyless_records_are_sticky_per_batch(tansu: EmbeddedBroker,
                                                     new_topic: Callable[..., str]) -> None:
     topic = new_topic()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from _fake_broker import Rig
 
 from aiokafka_lite.errors import (
@@ -24,6 +25,7 @@ from aiokafka_lite.errors import (
     MessageTooLargeError,
     NotLeaderOrFollowerError,
     OutOfOrderSequenceNumberError,
+    ProducerClosedError,
     ProducerFenced,
     UnknownProducerIdError,
 )
@@ -544,6 +546,24 @@ async def test_close_with_every_node_unreachable_ends_within_delivery_timeout() 
         assert "never sent: node 1 unreachable" in str(b0.result.error)
         assert rig.client.connect_attempts >= 1
         assert not rig.acc.incomplete
+
+
+@pytest.mark.parametrize("needs", ["a connection", "metadata"])
+async def test_an_unusable_client_fails_every_batch_instead_of_asking_again(needs: str) -> None:
+    """A closed client fails a connect, or a metadata request (for a partition whose leader is unknown),
+    at once, before any backoff: the Sender takes that as final and fails every batch with the client's
+    error after one attempt, instead of asking again every round until the records expire."""
+    tp = A if needs == "a connection" else TopicPartition("elsewhere", 0)
+    closed = ProducerClosedError("the client was closed (stopped)")
+    async with Rig({A: 1}, idempotent=False) as rig:
+        rig.client.unusable = closed
+        rig.sender.start()
+        batch = rig.add(tp, b"x")
+        await rig.done(batch)
+        assert batch.result.error is closed
+        assert rig.fatal == [closed]
+        assert rig.client.metadata_requests + rig.client.connect_attempts == 1
+        assert rig.clock is not None and rig.clock.elapsed == 0  # not at the delivery timeout
 
 
 # -- transactions -----------------------------------------------------------------------------------------

@@ -204,3 +204,75 @@ def test_value_buffer_reads_arrow_arrays_where_they_are() -> None:
     assert list(ValueBuffer.from_arrow(strings)) == [b"x", None, b"yz"]
     with pytest.raises(IllegalArgumentError):
         ValueBuffer.from_arrow(pa.array([1, 2]))
+
+
+def test_value_buffer_cannot_be_changed_after_its_checks() -> None:
+    """A ValueBuffer's parts are read-only: the checks made when it was built (offsets of int32 or int64,
+    a bitmap covering the values) hold for as long as it lives, in both cores."""
+    from aiokafka_lite.records import ValueBuffer
+
+    vb = ValueBuffer(b"abc", [0, 1, 3], b"\x03")
+    for name, value in (("data", b""), ("offsets", memoryview(b"abcdefgh")), ("validity", b""),
+                        ("validity_offset", 1 << 20)):
+        with pytest.raises(AttributeError):
+            setattr(vb, name, value)
+    assert list(vb) == [b"a", b"bc"]
+    for impl in (CORE, PY):
+        b = impl.BatchBuilder(0, 1 << 20)  # type: ignore[attr-defined]
+        assert impl.longest_plain(vb) == 2 and b.append_many(vb, None, 1) == 2
+
+
+def test_core_reads_only_the_offsets_buffer_it_holds() -> None:
+    """The compiled core re-checks the offsets buffer it acquires (items of 4 or 8 bytes, as many as its
+    len() says) before reading any, whatever sits in a ValueBuffer's slot: offsets of 1-byte items, or
+    a len() larger than the buffer, or a validity bitmap shorter than the values, are refused with
+    IllegalArgumentError before anything is appended, instead of read past their end."""
+    import numpy as np
+
+    from aiokafka_lite.records import ValueBuffer
+
+    backing = array("i", [0, 1, 2, 3] + [3] * 12)  # what a read past the end would find: valid offsets
+    as_bytes = memoryview(backing).cast("B")[:8]  # 8 items of 1 byte
+    rows = np.frombuffer(backing, dtype=np.int32)[2:2].reshape(3, 0)  # len() 3, no bytes at all
+    for bad in (as_bytes, rows):
+        vb = ValueBuffer(b"abc", [0])
+        vb._offsets = bad  # type: ignore[attr-defined]  # what no public call can do
+        with pytest.raises(IllegalArgumentError):
+            CORE.longest_plain(vb)
+        b = CORE.BatchBuilder(0, 1 << 20)
+        with pytest.raises(IllegalArgumentError):
+            b.append_many(vb, None, 1)
+        assert b.record_count == 0
+    vb = ValueBuffer(b"abc", [0, 1, 3])
+    vb._validity = memoryview(b"")  # type: ignore[attr-defined]  # no bits for its two values
+    with pytest.raises(IllegalArgumentError):
+        CORE.longest_plain(vb)
+    with pytest.raises(IllegalArgumentError):
+        CORE.BatchBuilder(0, 1 << 20).append_many(vb, None, 1)
+
+
+def test_a_validity_buffer_without_memory_is_released() -> None:
+    """An exporter may give a zero-length buffer a NULL address (here a ctypes array at address 0):
+    the core still releases it, so the ValueBuffer's views are freed once it goes (a held export would
+    keep them, and the exporter's buffer, locked)."""
+    import ctypes
+    import gc
+    import weakref
+
+    from aiokafka_lite.records import ValueBuffer
+
+    for impl in (CORE, PY):
+        for call in ("longest", "append"):
+            nowhere = (ctypes.c_ubyte * 0).from_address(0)
+            locked = bytearray()
+            vb = ValueBuffer(locked, [0], nowhere)
+            assert vb.validity is not None
+            views = weakref.ref(vb.validity), weakref.ref(vb.data)
+            if call == "longest":
+                assert impl.longest_plain(vb) == 0
+            else:
+                assert impl.BatchBuilder(0, 1 << 20).append_many(vb, None, 1) == 0  # type: ignore[attr-defined]
+            del vb
+            gc.collect()
+            assert [ref() for ref in views] == [None, None]
+            locked.extend(b"resizable again")
