@@ -243,9 +243,13 @@ def _write_at_least_once(options: SinkOptions, batches: Iterator[pa.RecordBatch]
         if inflight is not None:
             inflight.result(_DELIVERY_TIMEOUT_S)
         rows_sent = loop.run(sender.finish(), _DELIVERY_TIMEOUT_S)
-    except BaseException:
-        # The producer may hold records of this failed task; don't let a later task inherit them.
-        loop.run(loop.discard(key), 60.0)
+    except BaseException as exc:
+        # The producer may hold records of this failed task; don't let a later task inherit them. The
+        # task's own error is what Spark must report: a failed discard (a closed worker loop) is a note.
+        try:
+            loop.run(loop.discard(key), 60.0)
+        except Exception as cleanup:
+            exc.add_note(f"discarding this task's producer failed too: {cleanup!r}")
         raise
     return WriteResult(partition_id, rows_sent)
 
