@@ -178,19 +178,23 @@ class AppendCore:
         return got[0], got[1], True
 
     def put_open(self, batch: ProducerBatch, timestamp_ms: int, key: bytes | None, value: bytes | None,
-                 headers: Any, keyless: bool = False) -> tuple[ProducerBatch, int] | None:
+                 headers: Any, keyless: bool = False, refused: bool = False
+                 ) -> tuple[ProducerBatch, int] | None:
         """Append to ``batch`` (its partition's open one), growing it if it may (:meth:`try_grow`):
         ``(batch, delta)``, or None when it takes no more, and then it is closed (a new batch takes the
         record). ``send()``'s fast path calls this, without a coroutine, for a record with a key or a
-        partition that its batch refused, and hands the record to the slow path on None."""
-        # The first try is _try_put's work without its call: the fast path comes here at every growth
-        # step of a batch.
-        try:
-            delta = self._put(batch, timestamp_ms, key, value, headers)
-        except TypeError as exc:
-            raise IllegalArgumentError(f"bad record for {batch.tp.topic!r}: {exc}") from None
-        if delta is not None:
-            return batch, delta
+        partition that its batch refused (``refused``), and hands the record to the slow path on None."""
+        # The fast path comes here at every growth step of a batch. A batch that has just refused the
+        # record and already takes its whole batch_size (nothing for _extend to add) refuses it again:
+        # no second try then; else the first try is _try_put's work without its call.
+        builder = batch.builder
+        if not (refused and builder is not None and builder.batch_size >= self.batch_size):
+            try:
+                delta = self._put(batch, timestamp_ms, key, value, headers)
+            except TypeError as exc:
+                raise IllegalArgumentError(f"bad record for {batch.tp.topic!r}: {exc}") from None
+            if delta is not None:
+                return batch, delta
         got = None
         if self.try_grow(batch, keyless):
             got = self._try_put(batch, timestamp_ms, key, value, headers)
@@ -477,7 +481,7 @@ class AppendCore:
             return False
         if len(dq) == 1 and batch.tp not in self.sending:
             return False  # nothing ahead of it: it goes now, at its normal size
-        return bool(builder.batch_size + self.batch_size <= self.max_batch_bytes)
+        return builder.batch_size + self.batch_size <= self.max_batch_bytes
 
     def try_grow(self, batch: ProducerBatch, keyless: bool = False) -> bool:
         """Let ``batch`` take more bytes if it :meth:`may_grow` and memory allows: ``batch_size`` for
