@@ -402,7 +402,7 @@ class Sender:
             coro = self.client.send(node, request, max_version=PRODUCE_MAX_VERSION, expect_response=False)
         else:
             coro = self.client.send(node, request, max_version=PRODUCE_MAX_VERSION)
-        task = asyncio.ensure_future(coro)
+        task = self.loop.create_task(coro)  # a coroutine: ensure_future's checks add nothing
         self._tasks.add(task)
         # perf_counter, not loop.time(): uvloop's clock ticks in whole milliseconds.
         sent_at = time.perf_counter()
