@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
+from types import MethodType
 from typing import ParamSpec
 
 P = ParamSpec("P")
@@ -18,12 +19,19 @@ __all__ = ["weak_method"]
 
 
 def weak_method(method: Callable[P, None]) -> Callable[P, None]:
-    """``method`` (a bound method returning None) called through a weak reference to its object."""
-    ref = weakref.WeakMethod(method)
+    """``method`` (a bound method returning None) called through a weak reference to its object.
+
+    The object is held weakly, its function (a class attribute) strongly: unlike ``weakref.WeakMethod``,
+    a call makes no bound method and runs no Python-level ``__call__`` (the producer calls one per batch).
+    """
+    if not isinstance(method, MethodType):
+        raise TypeError(f"weak_method needs a bound method, not {method!r}")
+    ref = weakref.ref(method.__self__)
+    func = method.__func__
 
     def call(*args: P.args, **kwargs: P.kwargs) -> None:
-        bound = ref()
-        if bound is not None:
-            bound(*args, **kwargs)
+        obj = ref()
+        if obj is not None:
+            func(obj, *args, **kwargs)
 
     return call

@@ -174,7 +174,7 @@ class SendCore:
             # given a partition; a keyless one's refusal is KIP-794's to judge, on the slow path).
             if self._put_open is None or (partition is None and key is None):
                 return None
-            got = self._put_open(batch, ts, key, value, None)
+            got = self._put_open(batch, ts, key, value, None, False, True)
             if got is None:
                 return None
             delta = got[1]

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable, Iterable
+from math import inf  # not float("inf"), which parses its string at every call (once per round)
 
 from ..errors import KafkaTimeoutError
 from ..structs import TopicPartition
@@ -55,7 +56,7 @@ class RecordAccumulator(AppendCore):
         whose partitions have data but no known leader (metadata must be refreshed)."""
         ready_nodes: set[int] = set()
         unknown: set[str] = set()
-        next_delay = float("inf")
+        next_delay = inf
         urgent = self._urgent()
         linger = self.linger
         muted = self.muted
@@ -79,7 +80,8 @@ class RecordAccumulator(AppendCore):
                 continue
             wait = batch.created + linger - now
             if wait > 0:
-                next_delay = min(next_delay, wait)
+                if wait < next_delay:  # not min(): per partition and round, and the builtin is a slow call
+                    next_delay = wait
             elif not self._waits_for_ahead(tp):
                 ready_nodes.add(leader)
         return ready_nodes, next_delay, unknown
@@ -210,10 +212,10 @@ class RecordAccumulator(AppendCore):
 
     def first_expiry(self) -> float:
         """Earliest creation time among queued batches (for the delivery timeout check)."""
-        first = float("inf")
+        first = inf
         for dq in self.batches.values():
-            if dq:
-                first = min(first, dq[0].created)
+            if dq and dq[0].created < first:
+                first = dq[0].created
         return first
 
     async def wait_for(self, batches: Iterable[ProducerBatch], timeout: float | None = None) -> None:

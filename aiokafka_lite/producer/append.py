@@ -178,13 +178,25 @@ class AppendCore:
         return got[0], got[1], True
 
     def put_open(self, batch: ProducerBatch, timestamp_ms: int, key: bytes | None, value: bytes | None,
-                 headers: Any, keyless: bool = False) -> tuple[ProducerBatch, int] | None:
+                 headers: Any, keyless: bool = False, refused: bool = False
+                 ) -> tuple[ProducerBatch, int] | None:
         """Append to ``batch`` (its partition's open one), growing it if it may (:meth:`try_grow`):
         ``(batch, delta)``, or None when it takes no more, and then it is closed (a new batch takes the
         record). ``send()``'s fast path calls this, without a coroutine, for a record with a key or a
-        partition that its batch refused, and hands the record to the slow path on None."""
-        got = self._try_put(batch, timestamp_ms, key, value, headers)
-        if got is None and self.try_grow(batch, keyless=keyless):
+        partition that its batch refused (``refused``), and hands the record to the slow path on None."""
+        # The fast path comes here at every growth step of a batch. A batch that has just refused the
+        # record and already takes its whole batch_size (nothing for _extend to add) refuses it again:
+        # no second try then; else the first try is _try_put's work without its call.
+        builder = batch.builder
+        if not (refused and builder is not None and builder.batch_size >= self.batch_size):
+            try:
+                delta = self._put(batch, timestamp_ms, key, value, headers)
+            except TypeError as exc:
+                raise IllegalArgumentError(f"bad record for {batch.tp.topic!r}: {exc}") from None
+            if delta is not None:
+                return batch, delta
+        got = None
+        if self.try_grow(batch, keyless):
             got = self._try_put(batch, timestamp_ms, key, value, headers)
         if got is None:
             self._full(batch)
@@ -223,7 +235,10 @@ class AppendCore:
 
     def _first_reserve(self, nbytes: int) -> int:
         """What a new batch for a record of ``nbytes`` key+value bytes reserves (see FIRST_RESERVE)."""
-        return max(min(self.batch_size, FIRST_RESERVE), nbytes + BATCH_OVERHEAD + RECORD_OVERHEAD_MAX)
+        # Conditionals, not min()/max(): the builtins are a slow call, and this runs per batch.
+        need = nbytes + BATCH_OVERHEAD + RECORD_OVERHEAD_MAX
+        first = self.batch_size if self.batch_size < FIRST_RESERVE else FIRST_RESERVE
+        return first if first > need else need
 
     def _put(self, batch: ProducerBatch, timestamp_ms: int, key: bytes | None, value: bytes | None,
              headers: Any) -> int | None:
@@ -440,8 +455,8 @@ class AppendCore:
         have = builder.batch_size
         if have >= self.batch_size:
             return False
-        step = min(self.batch_size - have, have)
-        return self._reserve_more(batch, step)
+        step = self.batch_size - have
+        return self._reserve_more(batch, step if step < have else have)
 
     def _reserve_more(self, batch: ProducerBatch, step: int) -> bool:
         """Let ``batch`` take ``step`` more bytes, reserving what it does not hold yet (a store sized
@@ -449,10 +464,11 @@ class AppendCore:
         builder = batch.builder
         assert builder is not None
         short = builder.batch_size + step - batch.reserved
-        if short > 0 and not self.pool.try_reserve(short):
-            return False
+        if short > 0:
+            if not self.pool.try_reserve(short):
+                return False
+            batch.reserved += short  # = max(reserved, the builder's new batch_size)
         builder.grow(step)
-        batch.reserved = max(batch.reserved, builder.batch_size)
         return True
 
     def may_grow(self, batch: ProducerBatch) -> bool:
@@ -465,7 +481,7 @@ class AppendCore:
             return False
         if len(dq) == 1 and batch.tp not in self.sending:
             return False  # nothing ahead of it: it goes now, at its normal size
-        return bool(builder.batch_size + self.batch_size <= self.max_batch_bytes)
+        return builder.batch_size + self.batch_size <= self.max_batch_bytes
 
     def try_grow(self, batch: ProducerBatch, keyless: bool = False) -> bool:
         """Let ``batch`` take more bytes if it :meth:`may_grow` and memory allows: ``batch_size`` for
@@ -492,8 +508,15 @@ class AppendCore:
         builder = batch.builder
         assert builder is not None
         have = builder.batch_size
-        spare = self.pool.available - self.pool.total // 2 + max(batch.reserved - have, 0)
-        return min(have, self.max_batch_bytes - have, spare)
+        pool = self.pool
+        spare = pool.available - pool.total // 2
+        if batch.reserved > have:
+            spare += batch.reserved - have
+        # min(have, max_batch_bytes - have, spare), without the builtin's slow call: once per growth step.
+        step = self.max_batch_bytes - have
+        if have < step:
+            step = have
+        return spare if spare < step else step
 
     def close_batch(self, batch: ProducerBatch) -> bytes:
         """Build ``batch`` for sending and give back what it reserved beyond its bytes: from here on it

@@ -171,7 +171,7 @@ class ProducerBatch(BatchHead):
 
     def count(self) -> int:
         if self.builder is not None:
-            return int(self.builder.record_count)
+            return self.builder.record_count  # an int already: no int() call (per batch, twice)
         return self.record_count
 
     def __repr__(self) -> str:

@@ -8,6 +8,7 @@ the transaction manager when a request is due, and the Sender sleeps on it betwe
 from __future__ import annotations
 
 import asyncio
+from math import inf  # not float("inf"), which parses its string at every call (once per round)
 
 __all__ = ["Doorbell"]
 
@@ -60,7 +61,7 @@ class Doorbell:
         loop = self._loop
         fut = self._fut = loop.create_future()
         self._at = loop.time() + delay
-        handle = loop.call_later(delay, _set_none, fut) if delay != float("inf") else None
+        handle = loop.call_later(delay, _set_none, fut) if delay != inf else None
         try:
             await fut
         finally:

@@ -20,6 +20,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from math import inf  # not float("inf"), which parses its string at every call (once per round)
 from typing import TYPE_CHECKING, Any
 
 from .._tasks import cancel_and_wait
@@ -186,7 +187,7 @@ class Sender:
         # Expire first: a batch that expires may be the one an epoch bump waits for (I7).
         for batch in acc.expired(now):
             self._fail(batch, self._expired(batch, leader_for(batch.tp)))
-        pid_wait = float("inf")
+        pid_wait = inf
         if idem is not None and (not idem.has_pid or idem.bump_needed):
             wait = self._maybe_init_producer_id(now)
             if wait is not None:
@@ -334,7 +335,7 @@ class Sender:
         idem = self.idem
         assert idem is not None
         if idem.init_in_flight:
-            return float("inf")  # one attempt at a time; its end rings the bell
+            return inf  # one attempt at a time; its end rings the bell
         if now < self._pid_backoff_until:
             return self._pid_backoff_until - now
         if idem.has_pid and idem.bump_blocked():
@@ -415,7 +416,7 @@ class Sender:
             coro = self.client.send(node, request, max_version=PRODUCE_MAX_VERSION, expect_response=False)
         else:
             coro = self.client.send(node, request, max_version=PRODUCE_MAX_VERSION)
-        task = asyncio.ensure_future(coro)
+        task = self.loop.create_task(coro)  # a coroutine: ensure_future's checks add nothing
         self._tasks.add(task)
         # perf_counter, not loop.time(): uvloop's clock ticks in whole milliseconds.
         sent_at = time.perf_counter()

@@ -116,6 +116,15 @@ def write_uvarint(out: bytearray, value: int) -> None:
             raise IllegalArgumentError(f"unsigned varint cannot hold {value}")
         out.append(value)
         return
+    if value < 0x4000:  # two bytes: a record batch's length up to 16 KiB, unrolled (no loop)
+        out.append((value & 0x7F) | 0x80)
+        out.append(value >> 7)
+        return
+    if value < 0x200000:  # three bytes: up to 2 MiB
+        out.append((value & 0x7F) | 0x80)
+        out.append(((value >> 7) & 0x7F) | 0x80)
+        out.append(value >> 14)
+        return
     if value > 0xFFFFFFFFFFFFFFFF:
         raise IllegalArgumentError(f"unsigned varint cannot hold {value}")
     while value >= 0x80:
@@ -180,6 +189,12 @@ def read_nullable_string(data: Buffer, pos: int) -> tuple[str | None, int]:
 
 
 def read_compact_string(data: Buffer, pos: int) -> tuple[str, int]:
+    if pos < len(data):
+        end = data[pos]  # a one-byte length (below 127 bytes), the common case: no further calls
+        if 0 < end < 0x80:
+            end += pos
+            if end <= len(data):
+                return str(data[pos + 1:end], "utf-8"), end
     size, pos = read_uvarint(data, pos)
     if size == 0:
         raise ProtocolError("null compact string for a non-nullable field")
@@ -188,6 +203,12 @@ def read_compact_string(data: Buffer, pos: int) -> tuple[str, int]:
 
 
 def read_compact_nullable_string(data: Buffer, pos: int) -> tuple[str | None, int]:
+    if pos < len(data):
+        end = data[pos]  # as read_compact_string
+        if 0 < end < 0x80:
+            end += pos
+            if end <= len(data):
+                return str(data[pos + 1:end], "utf-8"), end
     size, pos = read_uvarint(data, pos)
     if size == 0:
         return None, pos

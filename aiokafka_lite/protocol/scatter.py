@@ -22,15 +22,17 @@ class _ScatterBuffer(bytearray):
 
     __slots__ = ("size", "spans")
 
-    def __init__(self, initial: bytes) -> None:
-        super().__init__(initial)
-        self.spans: list[tuple[int, Buffer]] = []
-        #: Bytes kept out of line so far.
-        self.size = 0
+    spans: list[tuple[int, Buffer]]
+    #: Bytes kept out of line so far.
+    size: int
 
 
 def scatter_buffer(initial: bytes) -> _ScatterBuffer:
-    return _ScatterBuffer(initial)
+    # Its fields set here, not in a Python-level __init__ (and super().__init__): once per Produce request.
+    out = _ScatterBuffer(initial)
+    out.spans = []
+    out.size = 0
+    return out
 
 
 def encode_request_parts(out: _ScatterBuffer) -> list[Buffer]:

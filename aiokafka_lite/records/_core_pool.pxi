@@ -85,11 +85,20 @@ cdef class StorePool:
 
     cdef void _reclaim(self):
         cdef list out = self._out
-        cdef list keep = []
-        cdef Py_ssize_t i, n
+        cdef list keep
+        cdef Py_ssize_t i, n, first = -1
         cdef tuple entry
         cdef PyObject *b
+        # Runs on every take: while every batch handed out is still held (in flight), it only looks,
+        # with no list built.
         for i in range(PyList_GET_SIZE(out)):
+            if alk_refcnt(PyTuple_GET_ITEM(<tuple>PyList_GET_ITEM(out, i), 0)) == 1:
+                first = i
+                break
+        if first < 0:
+            return
+        keep = out[:first]
+        for i in range(first, PyList_GET_SIZE(out)):
             entry = <tuple>PyList_GET_ITEM(out, i)
             b = PyTuple_GET_ITEM(entry, 0)  # borrowed: the tuple's is the only reference counted here
             if alk_refcnt(b) > 1:

@@ -20,6 +20,7 @@ from aiokafka_lite._native import is_compiled, pure_module
 from aiokafka_lite.errors import IllegalArgumentError
 from aiokafka_lite.producer import core, handles
 from aiokafka_lite.producer.accumulator import RecordAccumulator
+from aiokafka_lite.producer.append import FIRST_RESERVE
 from aiokafka_lite.producer.batch import BatchState
 from aiokafka_lite.producer.core import RUNNING
 from aiokafka_lite.producer.memory import MemoryPool
@@ -243,6 +244,59 @@ def test_pure_form_runs_without_cython() -> None:
     assert '"compiled": false' in out.stdout
 
 
+async def _fill(mod: Any, records: list[tuple[Any, bytes, int, int]], put_open: bool, *, batch_size: int,
+                ahead: bool) -> tuple[Built, int]:
+    """The records through a send core (with ``put_open`` or, without it, every refused record through
+    the slow path): the batches built per partition, and how many records took the slow path. With
+    ``ahead`` every partition has a batch out, so open batches may grow past batch_size (try_grow)."""
+    acc = RecordAccumulator(batch_size=batch_size, linger_ms=1000, compression=0, pool=MemoryPool(1 << 26),
+                            loop=asyncio.get_running_loop(), delivery_timeout_ms=60000,
+                            max_batch_bytes=1 << 20)
+    if ahead:
+        for p in range(4):
+            acc.sending[TopicPartition("t", p)] = object()  # type: ignore[assignment]
+
+    class Harness(mod.SendCore):  # type: ignore[misc, name-defined]
+        slow = 0
+
+        async def _send_slow(self, topic: str, value: Any, key: Any, partition: int | None,
+                             timestamp_ms: int | None, headers: Any) -> Any:
+            type(self).slow += 1
+            assert timestamp_ms is not None
+            n = len(value) + (len(key) if key is not None else 0)
+            return await acc.append_record(self._topics[topic], partition, timestamp_ms, key, value,
+                                           headers, n, 1.0)
+
+    core = Harness()
+    core._state, core._size_fast_limit, core._batches = RUNNING, 1 << 20, acc.batches
+    core._key_hash, core._sticky_null = murmur2_partition, True
+    core._put_open = acc.put_open if put_open else None
+    core._topics["t"] = mod.TopicInfo("t", range(4), range(4))
+    for key, value, partition, ts in records:
+        await core.send("t", value, key, partition, ts)
+    return {tp: [b.builder.build() for b in dq] for tp, dq in acc.batches.items()}, Harness.slow
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "pure"])
+async def test_fast_path_takes_a_batch_to_batch_size_as_the_append_core_does(compiled: bool) -> None:
+    """A batch starts with FIRST_RESERVE bytes and takes more as it fills, up to batch_size (_extend),
+    with nothing of its partition ahead of it: a record it refused on the fast path goes in the same way
+    (put_open told the batch refused it still extends it) -- the same batches as the slow path's, each
+    near batch_size, and one slow-path visit per batch."""
+    if compiled and handles.PURE:
+        pytest.skip("pure-Python run requested (AIOKAFKA_LITE_PURE)")
+    mod = _compiled() if compiled else _send_py
+    rng = random.Random(13)
+    records = [(None, rng.randbytes(rng.choice((500, 1000, 3000))), i % 2, 1_700_000_000_000 + i)
+               for i in range(400)]
+    fast, fast_slow = await _fill(mod, records, True, batch_size=4 * FIRST_RESERVE, ahead=False)
+    slow, slow_slow = await _fill(mod, records, False, batch_size=4 * FIRST_RESERVE, ahead=False)
+    assert fast == slow
+    batches = sum(len(v) for v in fast.values())
+    assert fast_slow == batches < slow_slow, (fast_slow, batches, slow_slow)
+    assert all(len(b) > 3 * FIRST_RESERVE for v in fast.values() for b in v[:-1])  # full (the last: open)
+
+
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "pure"])
 async def test_fast_path_grows_a_refused_batch_as_the_append_core_does(compiled: bool) -> None:
     """A record with a partition (or a key) that its open batch refused is placed by the append core's
@@ -252,36 +306,12 @@ async def test_fast_path_grows_a_refused_batch_as_the_append_core_does(compiled:
     if compiled and handles.PURE:
         pytest.skip("pure-Python run requested (AIOKAFKA_LITE_PURE)")
     mod = _compiled() if compiled else _send_py
-    loop = asyncio.get_running_loop()
     rng = random.Random(9)
     records = [(None if i % 3 else b"k%d" % i, rng.randbytes(rng.choice((3000, 5000, 9000))), i % 2,
                 1_700_000_000_000 + i) for i in range(300)]
 
     async def run(put_open: bool) -> tuple[Built, int]:
-        acc = RecordAccumulator(batch_size=4096, linger_ms=1000, compression=0, pool=MemoryPool(1 << 26),
-                                loop=loop, delivery_timeout_ms=60000, max_batch_bytes=1 << 20)
-        for p in range(4):  # every partition has a batch out: open batches may grow (try_grow)
-            acc.sending[TopicPartition("t", p)] = object()  # type: ignore[assignment]
-
-        class Harness(mod.SendCore):  # type: ignore[misc, name-defined]
-            slow = 0
-
-            async def _send_slow(self, topic: str, value: Any, key: Any, partition: int | None,
-                                 timestamp_ms: int | None, headers: Any) -> Any:
-                type(self).slow += 1
-                assert timestamp_ms is not None
-                n = len(value) + (len(key) if key is not None else 0)
-                return await acc.append_record(self._topics[topic], partition, timestamp_ms, key, value,
-                                               headers, n, 1.0)
-
-        core = Harness()
-        core._state, core._size_fast_limit, core._batches = RUNNING, 1 << 20, acc.batches
-        core._key_hash, core._sticky_null = murmur2_partition, True
-        core._put_open = acc.put_open if put_open else None
-        core._topics["t"] = mod.TopicInfo("t", range(4), range(4))
-        for key, value, partition, ts in records:
-            await core.send("t", value, key, partition, ts)
-        return {tp: [b.builder.build() for b in dq] for tp, dq in acc.batches.items()}, Harness.slow
+        return await _fill(mod, records, put_open, batch_size=4096, ahead=True)
 
     fast, fast_slow = await run(True)
     slow, slow_slow = await run(False)
