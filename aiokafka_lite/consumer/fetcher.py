@@ -76,6 +76,9 @@ class Fetcher:
         self._in_flight: dict[int, asyncio.Task[None]] = {}
         self._sessions: dict[int, FetchSessionHandler] = {}
         self._node_backoff: dict[int, float] = {}
+        #: A node that answered a fetch with nothing at once: until when, and for which positions, the
+        #: same fetch waits (a seek or another partition is news, and goes out at once).
+        self._quiet: dict[int, tuple[float, dict[TopicPartition, int]]] = {}
         self._partition_backoff: dict[TopicPartition, float] = {}
         #: Errors to raise from the next poll(), per partition (authorization, unexpected codes).
         self._partition_errors: dict[TopicPartition, Errors.KafkaError] = {}
@@ -199,6 +202,9 @@ class Fetcher:
             cv.request_metadata_update(self._client)
         for node in [n for n, wanted in per_node.items() if self._hold_back(n, wanted)]:
             del per_node[node]
+        for node in [n for n, wanted in per_node.items() if self._quiet_for(n, wanted, now)]:
+            del per_node[node]
+            retry_in = min(retry_in or 1e9, self._quiet[node][0] - now)
         loop = asyncio.get_running_loop()
         for node, wanted in per_node.items():
             self._in_flight[node] = loop.create_task(self._fetch(node, wanted),
@@ -207,6 +213,18 @@ class Fetcher:
 
     def _fetch_node(self, tp: TopicPartition, leader: int, now: float) -> int:
         return self._replicas.node_for(tp, leader, now, self._node_backoff)
+
+    def _quiet_for(self, node: int, wanted: dict[TopicPartition, FetchPosition], now: float) -> bool:
+        """Whether ``wanted`` is the fetch ``node`` just answered with nothing, sooner than it should have."""
+        quiet = self._quiet.get(node)
+        if quiet is None:
+            return False
+        until, asked = quiet
+        if until <= now or len(wanted) != len(asked) or any(
+                asked.get(tp) != pos.fetch_offset for tp, pos in wanted.items()):
+            del self._quiet[node]
+            return False
+        return True
 
     def _hold_back(self, node: int, wanted: dict[TopicPartition, FetchPosition]) -> bool:
         """Wait before fetching only caught-up partitions while others of the node still have data buffered.
@@ -289,6 +307,12 @@ class Fetcher:
             pos = data.session_partitions.get(tp)
             if pos is not None:
                 self._handle_partition(tp, pos, pd, node)
+        if not any(pd.records or pd.error_code for _, pd in parts):
+            # Nothing new, and a broker holds such a fetch for fetch_max_wait_ms. One that answers at once
+            # (noida-db at the end of a log) would get the next fetch at once, a busy loop; the node waits
+            # out the rest of that time instead.
+            self._quiet[node] = (started + self._max_wait_ms / 1000,
+                                 {tp: pos.fetch_offset for tp, pos in wanted.items()})
 
     def _node_unreachable(self, node: int, wanted: dict[TopicPartition, FetchPosition],
                           exc: Errors.KafkaError, refresh: bool, what: str) -> None:

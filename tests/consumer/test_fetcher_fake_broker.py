@@ -132,7 +132,8 @@ async def _run(log: Log, body: Callable[[Consumer[Any, Any]], Any], **settings: 
     async with FakeBroker(log, versions=VERSIONS) as fake:
         log.port = fake.port
         settings.setdefault("auto_offset_reset", "earliest")
-        async with Consumer(bootstrap_servers=fake.bootstrap, enable_auto_commit=False, fetch_max_wait_ms=50,
+        settings.setdefault("fetch_max_wait_ms", 50)
+        async with Consumer(bootstrap_servers=fake.bootstrap, enable_auto_commit=False,
                             request_timeout_ms=5000, retry_backoff_ms=20, **settings) as c:
             await body(c)
 
@@ -157,6 +158,29 @@ async def test_one_session_full_then_incremental() -> None:
     assert {p.partition for t in first.topics for p in t.partitions} == {0, 1}
     assert later and all(r.session_id == 7 for r in later)
     assert [r.session_epoch for r in later[:5]] == [1, 2, 3, 4, 5]
+
+
+async def test_an_empty_answer_given_at_once_is_not_asked_again_at_once() -> None:
+    """At the end of the log the fake broker answers a fetch at once, as noida-db does, where Kafka holds it
+    for fetch_max_wait_ms: the same fetch waits out that time (asked again at once, it was a busy loop of
+    thousands a second). A seek is news: its fetch goes out, and its records arrive."""
+    log = Log()
+
+    async def body(c: Consumer[Any, Any]) -> None:
+        c.assign([T0, T1])
+        c.seek(T0, 100)
+        c.seek(T1, 100)
+        first = len(log.fetches)
+        start = time.monotonic()
+        while time.monotonic() - start < 1.0:
+            assert not await c.poll(timeout_ms=100)
+        asked = len(log.fetches) - first
+        assert 1 <= asked <= (time.monotonic() - start) / 0.5 + 2, asked
+        c.seek(T0, 90)
+        got = await _consume(c, 10)
+        assert [(r.partition, r.offset) for r in got] == [(0, o) for o in range(90, 100)]
+
+    await _run(log, body, fetch_max_wait_ms=500)
 
 
 async def test_lost_session_goes_back_to_a_full_fetch() -> None:
