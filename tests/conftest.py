@@ -14,10 +14,14 @@ to the failure report. ``AIOKAFKA_LITE_LOOP=uvloop`` runs every async test and f
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import functools
+import inspect
 import itertools
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -208,3 +212,62 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             if text:
                 report.sections.append((f"log tail of {name} ({path})", text))
     return report
+
+
+#: An async test still running this long before its pytest-timeout limit prints where every task of its
+#: loop waits and is cancelled. pytest-timeout's SIGALRM raises in whatever the loop runs, and asyncio logs
+#: an exception raised in a callback instead of propagating it, so on a busy loop the timeout alone never
+#: ended a hung test (a fresh-clone run waited on one for 15 minutes without a word).
+_WATCHDOG_MARGIN = 30.0
+
+
+def _await_chain(task: asyncio.Task[Any]) -> list[str]:
+    """Where ``task`` waits: its coroutine and every coroutine or generator it awaits, outermost first."""
+    where: list[str] = []
+    obj: Any = task.get_coro()
+    while obj is not None and len(where) < 40:
+        frame = getattr(obj, "cr_frame", None) or getattr(obj, "gi_frame", None)
+        name = getattr(obj, "__qualname__", type(obj).__name__)
+        where.append(f"{name} at {frame.f_code.co_filename}:{frame.f_lineno}" if frame else name)
+        obj = getattr(obj, "cr_await", None) or getattr(obj, "gi_yieldfrom", None)
+    return where
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> None:
+    test = getattr(item, "obj", None)
+    if not inspect.iscoroutinefunction(test):
+        return
+    marker = item.get_closest_marker("timeout")
+    limit = float(marker.args[0] if marker is not None and marker.args else item.config.getini("timeout"))
+    if limit <= _WATCHDOG_MARGIN:
+        return
+
+    @functools.wraps(test)
+    async def watched(*args: Any, **kwargs: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        me = asyncio.current_task()
+        assert me is not None
+        fired = False
+
+        def fire() -> None:
+            nonlocal fired
+            fired = True
+            print(f"{item.nodeid} still running after {limit - _WATCHDOG_MARGIN:.0f} s; its loop's tasks:",
+                  file=sys.stderr)
+            for task in asyncio.all_tasks(loop):
+                print(f"  {task.get_name()}:", *(f"\n    {w}" for w in _await_chain(task)), file=sys.stderr)
+            me.cancel()
+
+        watchdog = loop.call_later(limit - _WATCHDOG_MARGIN, fire)
+        try:
+            return await test(*args, **kwargs)
+        except asyncio.CancelledError:
+            if fired:
+                pytest.fail(f"hung: still running after {limit - _WATCHDOG_MARGIN:.0f} s (each task's wait "
+                            "is on stderr)", pytrace=False)
+            raise
+        finally:
+            watchdog.cancel()
+
+    item.obj = watched  # type: ignore[attr-defined]
