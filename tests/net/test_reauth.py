@@ -208,9 +208,13 @@ async def test_produce_and_group_consume_across_reauthentications(
         ) as consumer:
             consumer.subscribe([topic])
 
+            produced_at: list[float] = []
+
             async def consume() -> None:
-                deadline = time.monotonic() + seconds + 30
-                while sum(map(len, got.values())) < total + 1 and time.monotonic() < deadline:
+                # Until every record came, or 30 s after the last was acknowledged (the producing itself
+                # takes longer on a loaded machine: its pace is set by sleeps).
+                while sum(map(len, got.values())) < total + 1 and (
+                        not produced_at or time.monotonic() < produced_at[0] + 30):
                     for tp, records in (await consumer.poll(timeout_ms=200)).items():
                         got[tp.partition].extend(int(r.value) for r in records)
 
@@ -222,9 +226,12 @@ async def test_produce_and_group_consume_across_reauthentications(
             await producer.flush()
             for fut in futures:
                 await fut
-            await asyncio.wait_for(consuming, seconds + 40)
+            produced_at.append(time.monotonic())
+            await asyncio.wait_for(consuming, 40)
     expected = {p: ([-1] if p == 0 else []) + list(range(p, total, partitions)) for p in range(partitions)}
-    assert got == expected  # nothing lost, duplicated or reordered
+    for p in range(partitions):  # nothing lost, duplicated or reordered
+        missing = sorted(set(expected[p]) - set(got[p]))[:5]
+        assert got[p] == expected[p], (p, len(got[p]), len(expected[p]), missing)
     sessions = front.sessions[first:]
     assert front.expired == expired  # (the front is shared by this module's tests)
     reauths = _check_counts(sessions, asyncio.get_running_loop().time(), LIFETIME_MS / 1000)
