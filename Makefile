@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-lane-spark test-lane-spark-jvms test-lane-main test-lane-py313 test-lane-pure test-fast bench lint typecheck generate docs clean sysdeps venv venv313
+.PHONY: demo test test-lane-spark test-lane-main test-lane-py313 test-lane-pure test-fast bench lint typecheck generate docs clean sysdeps venv venv313
 
 EXT_SOURCES := $(shell find aiokafka_lite -name '*.pyx' -o -name '*.pxi' -o -name '*.pxd')
 
@@ -44,13 +44,11 @@ sysdeps:
 demo: $(STAMP)
 	$(PY) -m aiokafka_lite.demo
 
-# Five lanes side by side; all but the two Spark ones spread their tests over TEST_WORKERS pytest-xdist workers
-# (the suite waits on brokers, timeouts and child processes more than it computes, so more workers than cores
-# pay; every worker starts its own brokers and mock clusters, each on a free port of its own):
+# Four lanes side by side; all but spark spread their tests over TEST_WORKERS pytest-xdist workers (the suite
+# waits on brokers, timeouts and child processes more than it computes, so more workers than cores pay; every
+# worker starts its own brokers and mock clusters, each on a free port of its own):
 # * main: the whole suite on asyncio's own loop under Python 3.11, but for SPARK_TESTS;
-# * spark: the Spark tests on the local session of this process (tests/spark's `spark` fixture), under
-#   Python 3.11, in one process, at normal CPU priority (see SPARK_TESTS);
-# * spark-jvms: likewise, the Spark tests that start JVMs of their own (SPARK_OWN_JVMS);
+# * spark: SPARK_TESTS under Python 3.11, in one process, at normal CPU priority (see SPARK_TESTS);
 # * py313: builds the Python 3.13 venv (beside the 3.11 one), then every test that runs an event
 #   loop again on uvloop under Python 3.13 with the compiled hot path built for it, and the records tests;
 # * pure: the hot-path tests on the pure-Python twin, then the sample application's own suite
@@ -65,20 +63,16 @@ PY313_TESTS := $(UVLOOP_TESTS) tests/records
 # exercise it, so both builds stay correct (the twin tests also hold them byte-identical).
 PURE_TESTS := tests/records tests/producer tests/consumer
 
-# What runs Spark (local sessions, a standalone cluster, Spark Connect, the docs' Spark examples) runs in two
-# lanes of its own, each in one process, from the start: a streaming query's Python runner must connect back
-# to the JVM within 10 s, a bound fixed in Spark, and beside the other lanes' workers at equal priority it
-# sometimes did not ("Python worker failed to connect back", DEVELOPERS.md). So the other lanes run under
-# `nice` (LOW): they take the CPU the Spark lanes leave, and the Spark JVMs and Python runners are never
-# starved by them. The two Spark lanes split the Spark work about evenly: one the tests on this process's
-# local session, the other those that start JVMs of their own (a standalone cluster, a Spark Connect server,
-# the docs' and the porting examples' sessions). tests/spark/conf stops the Spark JVMs' JIT at C1, which
-# leaves them less CPU to take.
+# What runs Spark (local sessions, a standalone cluster, Spark Connect, the docs' Spark examples) has a lane of
+# its own, in one process, from the start: a streaming query's Python runner must connect back to the JVM
+# within 10 s, a bound fixed in Spark, and beside the other lanes' workers at equal priority it sometimes did
+# not ("Python worker failed to connect back", DEVELOPERS.md). So the other lanes run under `nice` (LOW): they
+# take the CPU the Spark lane leaves, and the Spark lane's JVMs and Python runners are never starved by them.
+# tests/spark/conf stops the Spark JVMs' JIT at C1, which leaves them less CPU to take.
 SPARK_TESTS := tests/spark tests/test_docs_blocks.py
-SPARK_OWN_JVMS := tests/spark/test_cluster.py tests/spark/test_connect.py tests/spark/test_porting.py tests/test_docs_blocks.py
 LOW ?= nice -n 5
 
-TEST_JOBS ?= 5
+TEST_JOBS ?= 4
 TEST_WORKERS ?= 5
 # --dist loadgroup: tests are handed out one by one, but a module sharing a module-scoped fixture (a Spark
 # session, a TLS or SASL front) stays on one worker (tests/conftest.py groups it).
@@ -88,13 +82,10 @@ PYTEST := -m pytest -q -p no:cacheprovider $(XDIST)
 # Each lane builds the venv it needs: on a fresh clone the two venvs are built at once (setup.py lets one
 # build at a time generate and compile the extension), and the 3.13 one is not waited for by the others.
 test: sysdeps
-	$(MAKE) --no-print-directory -j$(TEST_JOBS) -O test-lane-spark test-lane-spark-jvms test-lane-main test-lane-py313 test-lane-pure
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) -O test-lane-spark test-lane-main test-lane-py313 test-lane-pure
 
 test-lane-spark: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider tests/spark $(addprefix --ignore=,$(SPARK_OWN_JVMS))
-
-test-lane-spark-jvms: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider $(SPARK_OWN_JVMS)
+	$(PY) -m pytest -q -p no:cacheprovider $(SPARK_TESTS)
 
 test-lane-main: $(STAMP)
 	$(LOW) $(PY) $(PYTEST) $(addprefix --ignore=,$(SPARK_TESTS))
