@@ -254,3 +254,32 @@ async def test_subscribe_without_group_and_from_config(broker: Any, new_topic: A
         c.subscribe([topic], pattern="x.*")
     with pytest.raises(errors.IllegalStateError, match="not started"):
         await c.poll()
+
+
+async def test_a_consumer_at_the_end_of_the_log_fetches_at_the_brokers_pace(broker: Any,
+                                                                           new_topic: Any) -> None:
+    """Caught up, a consumer sends about one fetch per fetch_max_wait_ms on both brokers. Tansu holds an
+    empty fetch that long, as Kafka does; noida-db answers it at once (this test shows that the fetcher
+    finds early empty answers there), and the consumer waits out the rest itself: asked again at once,
+    it sent thousands of fetches a second there. A record produced meanwhile still arrives."""
+    topic = new_topic()
+    await asyncio.to_thread(create_topic, broker.bootstrap, topic, 1)
+    await aproduce(broker.bootstrap, topic, 10, 1)
+    tp = TP(topic, 0)
+    async with Consumer(bootstrap_servers=broker.bootstrap, fetch_max_wait_ms=500) as c:
+        c.assign([tp])
+        c.seek(tp, 10)
+        fetcher = c._fetcher
+        first = fetcher._metrics.fetch_requests
+        start = time.monotonic()
+        answered_early = False
+        while time.monotonic() - start < 2.0:
+            assert not await c.getmany(timeout_ms=100)
+            answered_early = answered_early or bool(fetcher._quiet)
+        asked = fetcher._metrics.fetch_requests - first
+        assert 1 <= asked <= (time.monotonic() - start) / 0.5 + 2, asked
+        if broker.kind == "noida":
+            assert answered_early
+        await aproduce(broker.bootstrap, topic, 1, 1, start=10)
+        got = await c.getmany(timeout_ms=5000)
+        assert [r.offset for r in got.get(tp, [])] == [10]
