@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from ..protocol import encode_request, encode_request_scattered
 from ..protocol.scatter import SCATTER_MIN
+from ..records import recv_buffer
 
 __all__ = [
     "Frame", "FrameReader", "FrameSizeError", "FrameWriter", "encode_frame", "frame_size", "write_frames",
@@ -203,7 +204,8 @@ class FrameReader:
     def _renew(self, size: int) -> None:
         """A fresh buffer of ``size`` bytes, holding the unfinished frame's bytes at its start."""
         have = 0 if self._stopped else self._end - self._start
-        buf = bytearray(max(size, have))
+        # Not zeroed (compiled): the socket fills it, and only bytes received are handed out.
+        buf = recv_buffer(size if size > have else have)
         if have:
             buf[:have] = self._wview[self._start:self._end]
         self._buf, self._start, self._end = buf, 0, have

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         longest_plain,
         patch_producer_state,
         read_batches,
+        recv_buffer,
         size_of_varint,
     )
 
@@ -87,6 +88,7 @@ else:
     longest_plain = _impl.longest_plain
     patch_producer_state = _impl.patch_producer_state
     read_batches = _impl.read_batches
+    recv_buffer = _impl.recv_buffer
     size_of_varint = _impl.size_of_varint
 
 
@@ -152,5 +154,6 @@ __all__ = [
     "parse_control_value",
     "patch_producer_state",
     "read_batches",
+    "recv_buffer",
     "size_of_varint",
 ]

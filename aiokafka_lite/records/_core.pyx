@@ -9,6 +9,7 @@ in C buffers).
 """
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytearray cimport PyByteArray_FromStringAndSize
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.long cimport PyLong_FromLongLong
@@ -338,6 +339,14 @@ cdef Py_ssize_t _buffer_longest(object vb) except -1:
     finally:
         _values_close(&v)
     return longest
+
+
+def recv_buffer(Py_ssize_t size):
+    """A ``bytearray`` of ``size`` bytes for a socket to fill, its memory not zeroed first: a reader
+    hands out only what was received into it (net/framing.py)."""
+    if size < 0:
+        raise IllegalArgumentError(f"negative buffer size {size}")
+    return PyByteArray_FromStringAndSize(NULL, size)
 
 
 def size_of_varint(value):

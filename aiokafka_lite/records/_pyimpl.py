@@ -67,6 +67,13 @@ def longest_plain(items: Iterable[Any] | ValueBuffer) -> int:
     return longest
 
 
+def recv_buffer(size: int) -> bytearray:
+    """A ``bytearray`` of ``size`` bytes for a socket to fill (compiled, its memory is not zeroed)."""
+    if size < 0:
+        raise IllegalArgumentError(f"negative buffer size {size}")
+    return bytearray(size)
+
+
 def size_of_varint(value: int) -> int:
     """Bytes taken by the zigzag varint encoding of a signed 64-bit ``value``."""
     if not -(1 << 63) <= value <= _INT64_MAX:

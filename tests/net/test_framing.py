@@ -4,11 +4,13 @@ possible point, many frames in one chunk, impossible sizes, and stop() from insi
 from __future__ import annotations
 
 import struct
+from unittest import mock
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from aiokafka_lite.net import framing
 from aiokafka_lite.net.framing import FrameReader, FrameSizeError
 
 
@@ -104,3 +106,28 @@ def test_socket_writes_in_place() -> None:
         pos += n
         reader.buffer_updated(n, lambda f: got.append(bytes(f)))
     assert got == [b"tiny", big] and reader.pending == 0
+
+
+def _dirty_buffer(size: int) -> bytearray:
+    """What a receive buffer that is not zeroed may hold: anything (here 0xEE throughout)."""
+    return bytearray(b"\xee" * size)
+
+
+@given(st.lists(st.binary(min_size=4, max_size=300), min_size=1, max_size=8),
+       st.lists(st.integers(1, 97), min_size=1, max_size=20), st.integers(1, 64))
+def test_buffers_not_zeroed_never_leak_into_frames(payloads: list[bytes], reads: list[int],
+                                                   chunk: int) -> None:
+    """Receive buffers come uninitialised (records.recv_buffer): the socket writes part of what
+    get_buffer() offers, and every frame holds only bytes that were received, also across renewals."""
+    stream = _frames(payloads)
+    got: list[bytes] = []
+    with mock.patch.object(framing, "recv_buffer", _dirty_buffer):
+        reader = FrameReader(1 << 20, chunk=chunk)
+        pos = i = 0
+        while pos < len(stream):
+            buf = reader.get_buffer()
+            n = min(len(buf), reads[i % len(reads)], len(stream) - pos)
+            buf[:n] = stream[pos:pos + n]
+            pos, i = pos + n, i + 1
+            reader.buffer_updated(n, lambda f: got.append(bytes(f)))
+    assert got == payloads and reader.pending == 0

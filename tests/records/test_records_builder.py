@@ -52,6 +52,21 @@ def test_varint_overflow(impl: ModuleType, data: bytes) -> None:
         impl.decode_varint(data)
 
 
+@pytest.mark.parametrize("size", [0, 1, 4096, 1 << 20])
+def test_recv_buffer(impl: ModuleType, size: int) -> None:
+    """A receive buffer is a bytearray of the size asked for, each its own, writable end to end."""
+    a, b = impl.recv_buffer(size), impl.recv_buffer(size)
+    assert type(a) is bytearray and len(a) == size and a is not b
+    a[:] = b"\x5a" * size
+    memoryview(a)[size // 2:] = bytes(size - size // 2)
+    assert a == b"\x5a" * (size // 2) + bytes(size - size // 2)
+
+
+def test_recv_buffer_negative(impl: ModuleType) -> None:
+    with pytest.raises(IllegalArgumentError, match="negative buffer size"):
+        impl.recv_buffer(-1)
+
+
 def test_varint_errors(impl: ModuleType) -> None:
     with pytest.raises(CorruptRecordError, match="past the end"):
         impl.decode_varint(b"\x80\x80")
