@@ -128,19 +128,27 @@ class WorkerLoop:
             raise IllegalStateError("WorkerLoop.run called from the loop's own thread")
         future = self._start(coro)
         try:
-            return future.result(timeout)
+            return self.result(future, timeout)
         except FutureTimeout:
             future.cancel()
             raise KafkaTimeoutError(f"operation did not finish within {timeout:.1f} s") from None
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
+        """Start a coroutine on the loop; returns a concurrent.futures.Future. Raises
+        ``ClientClosedError`` after close() began; close() cancels the future if it is still pending
+        (wait on it with :meth:`result`)."""
+        return self._start(coro)
+
+    def result(self, future: Future[T], timeout: float | None) -> T:
+        """``future.result(timeout)`` for a :meth:`submit` future, but ``ClientClosedError`` when close()
+        cancelled it (not concurrent.futures' ``CancelledError``, which names no cause). A timeout
+        raises ``concurrent.futures.TimeoutError`` and leaves the future running: the caller decides."""
+        try:
+            return future.result(timeout)
         except FutureCancelled:
             if self._closing:
                 raise self._closed_error("while this call waited") from None
             raise
-
-    def submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
-        """Start a coroutine on the loop; returns a concurrent.futures.Future. Raises
-        ``ClientClosedError`` after close() began; close() cancels the future if it is still pending."""
-        return self._start(coro)
 
     async def client(self, key: str, factory: Callable[[], Awaitable[T]],
                      closer: Callable[[T], Awaitable[None]]) -> T:

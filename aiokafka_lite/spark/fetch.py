@@ -199,7 +199,7 @@ def read_range(options: SourceOptions, rng: OffsetRange) -> Iterator[pa.RecordBa
     try:
         while position < rng.end:
             try:
-                step: _Step = pending.result(step_timeout_s)
+                step: _Step = loop.result(pending, step_timeout_s)
             except FutureTimeout:
                 raise KafkaTimeoutError(f"fetching {fetcher.tp} at offset {position} took longer than "
                                         f"kafkaConsumer.pollTimeoutMs={options.poll_timeout_ms}") from None

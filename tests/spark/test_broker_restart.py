@@ -144,6 +144,42 @@ def test_fetch_gives_up_after_poll_timeout_naming_broker_and_partition(
     assert 2.5 <= waited < 10, waited
 
 
+def test_a_read_waiting_when_the_worker_loop_closes_raises_client_closed_error(
+        own_noida: EmbeddedBroker, new_topic: Callable[..., str]) -> None:
+    """A task's read_range() waits on its prefetched step while the worker loop closes (the executor
+    shuts down): it raises ClientClosedError at once, not concurrent.futures' bare CancelledError."""
+    from aiokafka_lite.errors import ClientClosedError
+    from aiokafka_lite.spark._client_cache import close_worker_loop
+    from aiokafka_lite.spark.fetch import read_range
+    from aiokafka_lite.spark.options import parse_source_options
+    from aiokafka_lite.spark.partitioning import OffsetRange
+
+    bootstrap = own_noida.bootstrap
+    topic = new_topic()
+    create_topic(bootstrap, topic, 1)
+    produce(bootstrap, topic, [(0, None, b"x")])
+    options = parse_source_options({"kafka.bootstrap.servers": bootstrap, "subscribe": topic,
+                                    "kafkaConsumer.pollTimeoutMs": "120000"}, streaming=False)
+    rows = read_range(options, OffsetRange(topic, 0, 0, 5))  # offsets 1-4 never come: it waits for them
+    assert next(rows).num_rows == 1
+    answers: list[BaseException] = []
+
+    def read_on() -> None:
+        try:
+            next(rows)
+        except BaseException as exc:
+            answers.append(exc)
+
+    thread = threading.Thread(target=read_on, daemon=True)
+    thread.start()
+    time.sleep(1.0)
+    assert thread.is_alive() and not answers  # still waiting for offset 1
+    close_worker_loop(timeout=5.0)
+    thread.join(5.0)
+    assert not thread.is_alive()
+    assert len(answers) == 1 and isinstance(answers[0], ClientClosedError), answers
+
+
 def test_fetch_follows_leader_move_and_waits_out_all_brokers_down(mock_cluster: Any,
                                                                  new_topic: Callable[..., str]) -> None:
     """librdkafka's mock cluster (3 brokers): the leader moves away from a broker that goes down, then

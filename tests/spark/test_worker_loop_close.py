@@ -113,6 +113,26 @@ def test_a_close_called_on_the_loops_own_thread_returns_at_once_and_still_answer
     assert _closes_within(loop, 5.0)
 
 
+def test_a_thread_waiting_on_a_submitted_step_gets_client_closed_error() -> None:
+    """read_range() and the sink wait on submit() futures (a prefetched step, a batch in flight) through
+    WorkerLoop.result: the close cancels the future, and the waiting thread is told why."""
+    loop = worker_loop()
+    started = threading.Event()
+
+    async def step() -> None:
+        started.set()
+        await asyncio.Event().wait()
+
+    future = loop.submit(step())
+    thread, answers = _waiting_thread(lambda: loop.result(future, None))
+    assert started.wait(5.0)
+    close_worker_loop(timeout=1.0)
+    thread.join(5.0)
+    assert not thread.is_alive()
+    assert len(answers) == 1 and isinstance(answers[0], ClientClosedError), answers
+    assert "while this call waited" in str(answers[0])
+
+
 def test_a_client_whose_creation_finishes_during_the_close_is_closed_not_cached() -> None:
     loop = worker_loop()
     closed: list[str] = []
