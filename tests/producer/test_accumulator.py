@@ -269,3 +269,36 @@ async def test_a_batch_grows_by_batch_size_once_buffer_memory_is_half_taken() ->
     assert all(free[i + 1] >= total // 2 for i, step in enumerate(steps) if step > 16384), (steps, free)
     assert steps[-1] == 16384 and acc.pool.available < total // 2  # short: one batch_size at a time
     assert acc.pool.used == sum(b.reserved for b in acc.incomplete) <= total
+
+
+async def test_a_batch_sized_from_its_last_one_grows_into_what_it_already_holds() -> None:
+    """A new batch whose store was sized from its partition's last batch holds that reservation from the
+    start (new_batch): growing, it counts what it holds and has not used as spare (_grow_step), so it
+    keeps doubling inside its own reservation, taking nothing more from buffer_memory, though the
+    pool's upper half is gone. Counted without it, it grew one batch_size per refusal."""
+    loop = asyncio.get_running_loop()
+    total = 400 << 10
+    acc = make(loop, batch_size=16384, max_batch_bytes=1_000_000, memory=total)
+    value = b"x" * 16384
+    info = TopicInfo("a", range(1), range(1))
+    await acc.append_record(info, 0, 1, None, value, None, len(value), 1.0)
+    acc.drain(LEADERS.get, {1}, 1 << 20, loop.time() + 1)  # it is out: the next batch may grow
+    acc.last_size[T0] = 200_000  # as if that one had reached 200 KB: the next holds that from the start
+    sizes, free = [], []
+    for _ in range(12):
+        batch = acc.open_batch(T0)
+        if batch is None or batch.builder.append(1, None, value, None) is None:  # type: ignore[union-attr]
+            batch = (await acc.append_record(info, 0, 1, None, value, None, len(value), 1.0))[0]
+            sizes.append(batch.builder.batch_size)  # type: ignore[union-attr]
+            free.append(acc.pool.available)
+    batch = acc.open_batch(T0)
+    assert batch is not None and batch.reserved >= 200_000 and len(acc.batches[T0]) == 1
+    assert free[0] < total // 2  # from the start the pool has no spare of its own for doubling
+    held = [s for s in sizes if s <= 200_000]
+    steps = [b - a for a, b in itertools.pairwise(held)]
+    # Inside its reservation it doubles (the last step to what it holds), the pool untouched ...
+    assert len(held) >= 4 and all(step > 16384 for step in steps), sizes
+    assert len(set(free[:len(held)])) == 1, free
+    # ... and past it, with the pool's upper half gone, it takes one batch_size at a time.
+    assert sizes[len(held)] - held[-1] == 16384 and free[len(held)] < free[0], (sizes, free)
+    assert acc.pool.used == sum(b.reserved for b in acc.incomplete)
