@@ -99,6 +99,20 @@ def _source(port: int, value_bytes: int, batch_size: int, n: int) -> None:
             s.sendall(len(body).to_bytes(4, "big") + crc.to_bytes(4, "big") + body)
 
 
+def _read_exact(rfile: Any, n: int) -> bytes:
+    """``n`` bytes, or b"" at the end of the stream: a raw socket file's read() may return fewer (a frame
+    head split across segments was read short, and the floor then failed its CRC check)."""
+    out = b""
+    while len(out) < n:
+        chunk = rfile.read(n - len(out))
+        if not chunk:
+            if out:
+                raise RuntimeError(f"floor: the stream ended inside a frame head ({len(out)} of {n} bytes)")
+            return b""
+        out += chunk
+    return out
+
+
 def produce_floor(value_bytes: int, batch_size: int, n: int) -> float:
     """CPU seconds of copying ``n`` values into batches, checksumming and sending them to a sink."""
     values = [os.urandom(value_bytes) for _ in range(16)]
@@ -131,8 +145,8 @@ def consume_floor(value_bytes: int, batch_size: int, n: int) -> float:
         peer = subprocess.Popen([sys.executable, __file__, "--_source", str(port), str(value_bytes),
                                  str(batch_size), str(n)])
         conn, _ = server.accept()
+    rfile = conn.makefile("rb", buffering=0)
     try:
-        rfile = conn.makefile("rb", buffering=0)
         # one receive buffer for the run, as a client's reader reuses its buffer
         per = _batches(value_bytes, batch_size, n)[0]
         store = bytearray(per * value_bytes)
@@ -140,7 +154,7 @@ def consume_floor(value_bytes: int, batch_size: int, n: int) -> float:
         got = 0
         c0 = _cpu()
         while True:
-            head = rfile.read(8)
+            head = _read_exact(rfile, 8)
             if not head:
                 break
             size = int.from_bytes(head[:4], "big")
@@ -153,6 +167,7 @@ def consume_floor(value_bytes: int, batch_size: int, n: int) -> float:
             got += len([view[o:o + value_bytes].tobytes() for o in range(0, size, value_bytes)])
         cpu = _cpu() - c0
     finally:
+        rfile.close()  # the file holds the socket open: the writer would wait on a reader that is gone
         conn.close()
         peer.wait(timeout=60)
     if got != n:
