@@ -126,18 +126,22 @@ class WorkerLoop:
         if threading.current_thread() is self._thread:
             coro.close()
             raise IllegalStateError("WorkerLoop.run called from the loop's own thread")
-        future = self._start(coro)
-        try:
-            return self.result(future, timeout)
-        except FutureTimeout:
-            future.cancel()
-            raise KafkaTimeoutError(f"operation did not finish within {timeout:.1f} s") from None
+        return self.wait(self._start(coro), timeout)
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
         """Start a coroutine on the loop; returns a concurrent.futures.Future. Raises
         ``ClientClosedError`` after close() began; close() cancels the future if it is still pending
         (wait on it with :meth:`result`)."""
         return self._start(coro)
+
+    def wait(self, future: Future[T], timeout: float | None) -> T:
+        """:meth:`result`, and past ``timeout`` s the future is cancelled and ``KafkaTimeoutError`` raised,
+        as :meth:`run` does (the sink's wait on the batch it has in flight)."""
+        try:
+            return self.result(future, timeout)
+        except FutureTimeout:
+            future.cancel()
+            raise KafkaTimeoutError(f"operation did not finish within {timeout:.1f} s") from None
 
     def result(self, future: Future[T], timeout: float | None) -> T:
         """``future.result(timeout)`` for a :meth:`submit` future, but ``ClientClosedError`` when close()

@@ -238,10 +238,10 @@ def _write_at_least_once(options: SinkOptions, batches: Iterator[pa.RecordBatch]
         for batch in batches:
             rows = batch_groups(batch, options)
             if inflight is not None:
-                loop.result(inflight, _DELIVERY_TIMEOUT_S)
+                loop.wait(inflight, _DELIVERY_TIMEOUT_S)
             inflight = loop.submit(sender.send(rows))
         if inflight is not None:
-            loop.result(inflight, _DELIVERY_TIMEOUT_S)
+            loop.wait(inflight, _DELIVERY_TIMEOUT_S)
         rows_sent = loop.run(sender.finish(), _DELIVERY_TIMEOUT_S)
     except BaseException as exc:
         # The producer may hold records of this failed task; don't let a later task inherit them. The

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from aiokafka_lite.errors import ClientClosedError
+from aiokafka_lite.errors import ClientClosedError, KafkaTimeoutError
 from aiokafka_lite.spark._client_cache import WorkerLoop, close_worker_loop, worker_loop
 
 # Slack for a thread switch on a loaded 2-core machine; every bound below is far shorter than the hang
@@ -131,6 +131,27 @@ def test_a_thread_waiting_on_a_submitted_step_gets_client_closed_error() -> None
     assert not thread.is_alive()
     assert len(answers) == 1 and isinstance(answers[0], ClientClosedError), answers
     assert "while this call waited" in str(answers[0])
+
+
+def test_wait_past_its_timeout_cancels_the_step_and_raises_kafka_timeout() -> None:
+    """The sink waits on the batch it has in flight with WorkerLoop.wait: past the bound it gets
+    KafkaTimeoutError, as run() gives, and the step is cancelled on the loop (not left running)."""
+    loop = worker_loop()
+    cancelled = threading.Event()
+
+    async def step() -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    future = loop.submit(step())
+    began = time.monotonic()
+    with pytest.raises(KafkaTimeoutError, match=r"within 0\.3 s"):
+        loop.wait(future, 0.3)
+    assert time.monotonic() - began < 0.3 + _SLACK_S
+    assert cancelled.wait(5.0) and future.cancelled()
 
 
 def test_a_client_whose_creation_finishes_during_the_close_is_closed_not_cached() -> None:
