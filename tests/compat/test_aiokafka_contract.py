@@ -121,6 +121,21 @@ async def test_acks_zero_future_resolves_to_none(tansu: Any, new_topic: Any) -> 
         assert await producer.send_and_wait(new_topic(), b"again") is None
 
 
+async def test_send_is_a_coroutine_that_create_task_takes(broker: Any, new_topic: Any) -> None:
+    """aiokafka's ``send`` is an ``async def`` (aiokafka/producer/producer.py), so code may hand its call to
+    ``asyncio.create_task``, which takes only coroutines: ours (the compiled fast path included) must stay
+    one, native and compat alike."""
+    from aiokafka_lite import Producer
+
+    topic = new_topic()
+    for client in (AIOKafkaProducer, Producer):
+        async with client(bootstrap_servers=broker.bootstrap) as producer:
+            call = producer.send(topic, b"v", partition=0)
+            assert asyncio.iscoroutine(call)
+            fut = await asyncio.create_task(call)
+            assert (await fut).topic == topic
+
+
 # -- item 6: warnings --------------------------------------------------------------------------------------
 async def test_unclosed_started_clients_warn_when_dropped(tansu: Any, new_topic: Any) -> None:
     """A client started and dropped without stop() is collected at once, its background tasks still
